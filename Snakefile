@@ -1,0 +1,25 @@
+# resispec-repro: reproduces every table and figure of the ResiSpec paper, plus an exactness audit.
+# Run `snakemake --cores N` (embedded CPU default), or add `--configfile config/paper.yaml`.
+from snakemake.utils import min_version
+
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/models.smk"
+include: "workflow/rules/decode.smk"
+include: "workflow/rules/exactness.smk"
+include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/figures.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_targets(),

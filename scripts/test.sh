@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The test command: system packages the tests use (when root and missing), linters, the Snakemake
+# lint of both configurations, then the whole pytest suite (the .test workflow end to end and the
+# SLURM cluster test included). Run `bash scripts/setup.sh dev` first (the README's line does).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+export RESISPEC_DATA_DIR="${RESISPEC_DATA_DIR:-$root/../shared/data}"
+bash scripts/system-packages.sh
+venv="$root/.venv/bin"
+echo "== ruff"
+"$venv/ruff" check src tests workflow/scripts
+"$venv/ruff" format --check src tests workflow/scripts
+echo "== snakefmt"
+"$venv/snakefmt" --check Snakefile workflow/rules
+echo "== snakemake --lint"
+"$venv/snakemake" --lint --cores 1
+"$venv/snakemake" --lint --cores 1 --configfile .test/config.yaml
+echo "== pytest"
+"$venv/python" -m pytest -q -p no:cacheprovider "$@"

@@ -1,0 +1,110 @@
+"""Helpers shared by draft and EAGLE-head training: token chunks, teacher top-k targets, the loss."""
+
+from __future__ import annotations
+
+import copy
+import logging
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+log = logging.getLogger(__name__)
+
+
+def tokenize_texts(texts: Sequence[str], tokenizer) -> list[list[int]]:
+    """Token ids of each text (with the tokenizer's usual special tokens)."""
+    return [list(tokenizer(text)["input_ids"]) for text in texts]
+
+
+def chunk_tokens(token_ids: Sequence[Sequence[int]], seq_len: int, *, eos_id: int | None) -> torch.Tensor:
+    """Concatenate documents (each followed by `eos_id` when given) and cut into rows [N, seq_len]."""
+    stream: list[int] = []
+    for ids in token_ids:
+        stream.extend(int(t) for t in ids)
+        if eos_id is not None:
+            stream.append(int(eos_id))
+    n_rows = len(stream) // seq_len
+    if n_rows < 2:
+        raise ValueError(f"corpus has {len(stream)} tokens: fewer than two chunks of seq_len={seq_len}")
+    return torch.tensor(stream[: n_rows * seq_len], dtype=torch.long).view(n_rows, seq_len)
+
+
+@dataclass
+class TeacherTargets:
+    """Target outputs on token chunks: top-k next-token probabilities (T = 1) and, optionally, features."""
+
+    tokens: torch.Tensor  # [N, S] long
+    probs: torch.Tensor  # [N, S, k] float16
+    indices: torch.Tensor  # [N, S, k] int32
+    features: torch.Tensor | None = None  # [N, S, H] bfloat16, last hidden state (after the final norm)
+
+
+def _teacher_copy(target, amp: bool):
+    if not amp:
+        return target
+    return copy.deepcopy(target).to(torch.bfloat16)
+
+
+@torch.no_grad()
+def teacher_topk(
+    target,
+    chunks: torch.Tensor,
+    *,
+    top_k: int,
+    seconds: float,
+    amp: bool,
+    batch_size: int = 8,
+    with_features: bool = False,
+) -> TeacherTargets:
+    """Run the target over `chunks` [N, S] until done or `seconds` pass; keep its top-k probabilities."""
+    teacher = _teacher_copy(target, amp)
+    probs, indices, feats, start, done = [], [], [], time.monotonic(), 0
+    for first in range(0, chunks.shape[0], batch_size):
+        ids = chunks[first : first + batch_size]  # [b, S]
+        out = teacher(input_ids=ids.to(target.device), output_hidden_states=with_features)
+        log_probs = torch.log_softmax(out.logits.float(), dim=-1)  # [b, S, V]
+        top = log_probs.topk(top_k, dim=-1)
+        probs.append(top.values.exp().to(torch.float16).cpu())
+        indices.append(top.indices.to(torch.int32).cpu())
+        if with_features:
+            feats.append(out.hidden_states[-1].to(torch.bfloat16).cpu())  # [b, S, H]
+        done += ids.shape[0]
+        elapsed = time.monotonic() - start
+        if done == ids.shape[0] or (first // batch_size) % 20 == 0:
+            rate = done * chunks.shape[1] / elapsed
+            eta = min((chunks.shape[0] - done) * chunks.shape[1] / rate, seconds - elapsed)
+            log.info("teacher %d/%d chunks, %.0f tok/s, ETA %.0f s", done, chunks.shape[0], rate, max(eta, 0))
+        if elapsed >= seconds:
+            log.info("teacher time budget reached after %d of %d chunks", done, chunks.shape[0])
+            break
+    del teacher
+    return TeacherTargets(
+        tokens=chunks[:done],
+        probs=torch.cat(probs),
+        indices=torch.cat(indices),
+        features=torch.cat(feats) if with_features else None,
+    )
+
+
+def distill_loss(logits: torch.Tensor, top_probs: torch.Tensor, top_indices: torch.Tensor) -> torch.Tensor:
+    """KL(target || draft) on the target's top-k tokens plus one bucket for the remaining mass.
+
+    logits: [B, S, V] draft logits; top_probs: [B, S, k] target probabilities; top_indices: [B, S, k].
+    """
+    target_top = top_probs.float()  # [B, S, k]
+    draft_log = torch.log_softmax(logits.float(), dim=-1).gather(-1, top_indices.long())  # [B, S, k]
+    target_tail = (1.0 - target_top.sum(-1)).clamp_min(0.0)  # [B, S]
+    draft_tail = (1.0 - draft_log.exp().sum(-1)).clamp_min(1e-6)  # [B, S]
+    safe_top = target_top.clamp_min(1e-12)
+    kl_top = (target_top * (safe_top.log() - draft_log)).sum(-1)  # [B, S]
+    kl_tail = target_tail * (target_tail.clamp_min(1e-12).log() - draft_tail.log())  # [B, S]
+    return (kl_top + kl_tail).mean()
+
+
+def lr_factor(step: int, progress: float, warmup: int = 50) -> float:
+    """Linear warm-up over `warmup` steps, then cosine decay to 10% as `progress` goes 0 -> 1."""
+    ramp = min(1.0, step / warmup)
+    return ramp * (0.1 + 0.45 * (1.0 + math.cos(math.pi * min(progress, 1.0))))

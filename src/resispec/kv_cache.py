@@ -1,0 +1,36 @@
+"""Cutting Hugging Face KV caches to the accepted path without recomputing the prefix."""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["cache_length", "keep_positions"]
+
+
+def cache_length(cache) -> int:
+    """Number of cached positions (0 for ``None`` or an empty cache)."""
+    return 0 if cache is None else int(cache.get_seq_length())
+
+
+def keep_positions(cache, keep: torch.Tensor) -> None:
+    """Keep only the sequence positions ``keep`` (long [M], increasing) of every layer, in place.
+
+    A contiguous prefix ``0..M-1`` uses ``cache.crop``; anything else gathers each layer's keys and
+    values ([batch, heads, seq, head_dim]) along the sequence dimension.
+    """
+    total = cache_length(cache)
+    keep = keep.to(torch.long)
+    if len(keep) and int(keep.max()) >= total:
+        raise ValueError(f"keep: position {int(keep.max())} is beyond the cache length {total}")
+    if torch.equal(keep.cpu(), torch.arange(len(keep))):
+        if len(keep) < total:
+            cache.crop(len(keep) - total)  # transformers 5: negative = tokens to remove
+        return
+    for index, layer in enumerate(cache.layers):
+        if getattr(layer, "is_sliding", False):
+            raise ValueError(f"cache layer {index}: sliding-window layers cannot be gathered")
+        if not getattr(layer, "is_initialized", True) or layer.keys is None:
+            continue
+        idx = keep.to(layer.keys.device)
+        layer.keys = layer.keys.index_select(-2, idx)
+        layer.values = layer.values.index_select(-2, idx)

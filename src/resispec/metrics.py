@@ -1,0 +1,73 @@
+"""Raw per-prompt records and per-node audit rows -> summary statistics with bootstrap intervals."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.special import rel_entr
+
+
+def bootstrap_ci(
+    values: Sequence[float], *, resamples: int = 1000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float, float]:
+    """(mean, low, high): percentile bootstrap interval of the mean over `values` (e.g. prompts)."""
+    data = np.asarray(values, dtype=np.float64)
+    data = data[np.isfinite(data)]
+    if data.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    if data.size == 1:
+        return float(data[0]), float(data[0]), float(data[0])
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, data.size, size=(resamples, data.size))  # [B, n]
+    means = data[idx].mean(axis=1)  # [B]
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return float(data.mean()), float(low), float(high)
+
+
+def kl_divergence(target_probs: np.ndarray, law: np.ndarray) -> float:
+    """KL(target || law) in nats (scipy's rel_entr; +inf where law is 0 and target is not)."""
+    return float(rel_entr(np.asarray(target_probs, np.float64), np.asarray(law, np.float64)).sum())
+
+
+def total_variation(target_probs: np.ndarray, law: np.ndarray) -> float:
+    return 0.5 * float(np.abs(np.asarray(target_probs, np.float64) - np.asarray(law, np.float64)).sum())
+
+
+def prompt_metrics(record: dict) -> dict[str, float]:
+    """Per-prompt values of every record metric (the unit the bootstrap resamples)."""
+    steps = max(len(record["accepted_lengths"]), 1)
+    tokens = len(record["new_tokens"])
+    wall = record.get("wall_s") or float("nan")
+    values = {
+        "accepted_length": float(np.mean(record["accepted_lengths"])) if record["accepted_lengths"] else 0.0,
+        "throughput": tokens / wall if wall and wall > 0 else float("nan"),
+        "steps": float(steps),
+        "new_tokens": float(tokens),
+        "time_step_s": wall / steps,
+    }
+    for key in ("time_draft_s", "time_target_s", "time_verify_s"):
+        values[key] = record.get(key, 0.0) / steps
+    for key, total in record.get("shaping_time_s", {}).items():
+        values[f"shaping_{key}_s"] = total / steps
+    for i, (tried, accepted) in enumerate(
+        zip(record["position_tried"], record["position_accepted"], strict=True), 1
+    ):
+        values[f"position_acceptance_{i}"] = accepted / tried if tried else float("nan")
+    for d, (tried, accepted) in enumerate(
+        zip(record["depth_tried"], record["depth_accepted"], strict=True), 1
+    ):
+        values[f"depth_acceptance_{d}"] = accepted / tried if tried else float("nan")
+    return values
+
+
+def summarise(per_unit: Sequence[dict[str, float]], *, resamples: int, seed: int) -> list[dict]:
+    """One row per metric: mean, 95% bootstrap interval and the number of units with a value."""
+    metrics = sorted({key for unit in per_unit for key in unit})
+    rows = []
+    for metric in metrics:
+        values = [unit[metric] for unit in per_unit if metric in unit and np.isfinite(unit[metric])]
+        mean, low, high = bootstrap_ci(values, resamples=resamples, seed=seed)
+        rows.append({"metric": metric, "mean": mean, "ci_low": low, "ci_high": high, "n": len(values)})
+    return rows

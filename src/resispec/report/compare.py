@@ -1,0 +1,212 @@
+"""Paper cells joined with our tidy results: paper value, ours with 95% CI, the ratio, or why not run.
+
+Matching is per cell key (table, dataset, temperature, tree, method, metric); model names are not part
+of the key (our default run uses other models) and are shown beside the tables. A paper key field that
+is None (not stated) matches any of ours; when several of our rows match, the first in sorted order is
+used and the note says so. Ratio metrics (speedup, accepted_length_gain) come from our tidy rows when
+present, else from the two means with a delta-method 95% interval on the log scale (independent CIs
+assumed). ``marginal_gain``/``efficiency`` (Table 5) are differences of accepted lengths between
+consecutive trees d4bN.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pandas as pd
+
+from resispec.report.paper import RATIO_METRICS
+
+#: Metrics whose ours/paper ratio is meaningless across hardware; the speedup cells carry the comparison.
+NOT_COMPARABLE = {"throughput": "tok/s differ across hardware: compare the speedup rows instead"}
+MATCH_FIELDS = ("method", "dataset", "temperature", "tree")
+FP_KL_LEVEL = 1e-8  #: KL below this is "floating-point level" (the paper's Table 4 values are ~1e-10-1e-9)
+#: Metrics whose agreement with the paper is meaningful although our models differ (they get shaded).
+COMPARABLE = ("speedup", "accepted_length_gain", "kl", "verification_cost", "marginal_gain", "efficiency")
+Z95 = 1.959963984540054
+
+
+def _unstated(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _se(low: float, high: float) -> float:
+    return (high - low) / (2 * Z95)
+
+
+def _select(ours: pd.DataFrame, cell: dict, metric: str, **override) -> tuple[pd.DataFrame, str | None]:
+    """Rows of ``ours`` matching the cell key; on no match also the first failing field as a reason."""
+    rows = ours
+    for field in MATCH_FIELDS:
+        value = override.get(field, cell[field])
+        if _unstated(value) or (field == "method" and value == "any"):
+            continue
+        if field == "temperature":
+            keep = np.isclose(rows[field].to_numpy(dtype=float), float(value))
+        else:
+            keep = (rows[field].astype(str) == str(value)).to_numpy()
+        if not keep.any():
+            have = sorted({str(v) for v in rows[field]})
+            return rows.iloc[
+                0:0
+            ], f"our run has no rows with {field}={value} (have: {', '.join(have) or 'none'})"
+        rows = rows[keep]
+    rows = rows[rows["metric"] == metric]
+    if rows.empty:
+        return rows, f"our run did not record metric {metric!r} for this configuration"
+    return rows.sort_values(["dataset", "temperature", "tree", "method"]), None
+
+
+def _ours(row: pd.Series) -> dict:
+    resolved = {f"our_{f}": row[f] for f in ("dataset", "temperature", "tree")}
+    return {
+        "ours": row["mean"],
+        "ours_low": row["ci_low"],
+        "ours_high": row["ci_high"],
+        "n": row["n"],
+        **resolved,
+    }
+
+
+def _ratio(num: pd.Series, den: pd.Series) -> dict:
+    ratio = num["mean"] / den["mean"]
+    rel = math.hypot(
+        _se(num["ci_low"], num["ci_high"]) / num["mean"], _se(den["ci_low"], den["ci_high"]) / den["mean"]
+    )
+    return {"ours": ratio, "ours_low": ratio * math.exp(-Z95 * rel), "ours_high": ratio * math.exp(Z95 * rel),
+            "n": min(num["n"], den["n"])}  # fmt: skip
+
+
+def _difference(high: pd.Series, low: pd.Series, scale: float) -> dict:
+    diff = (high["mean"] - low["mean"]) / scale
+    half = Z95 * math.hypot(_se(high["ci_low"], high["ci_high"]), _se(low["ci_low"], low["ci_high"])) / scale
+    return {"ours": diff, "ours_low": diff - half, "ours_high": diff + half, "n": min(high["n"], low["n"])}
+
+
+def _tree_size(tree: str) -> int:
+    match = re.fullmatch(r"d(\d+)b(\d+)", str(tree))
+    if not match:
+        raise ValueError(f"tree {tree!r} is not of the form d<depth>b<branch>")
+    return int(match.group(2))
+
+
+def _match_ratio(ours: pd.DataFrame, cell: dict, base_metric: str) -> tuple[dict | None, str | None]:
+    rows, why = _select(ours, cell, base_metric)
+    if why:
+        return None, why
+    num = rows.iloc[0]
+    resolved = {f: num[f] for f in ("dataset", "temperature", "tree")}
+    den, why = _select(ours, {**cell, **resolved}, base_metric, method=cell["baseline"])
+    if why:
+        return None, f"baseline {cell['baseline']}: {why}"
+    return {
+        **_ratio(num, den.iloc[0]),
+        "derived_ours": True,
+        **{f"our_{k}": v for k, v in resolved.items()},
+    }, None
+
+
+def _match_difference(ours: pd.DataFrame, cell: dict, prev_tree: str) -> tuple[dict | None, str | None]:
+    cur, why = _select(ours, cell, "accepted_length")
+    if why:
+        return None, why
+    prev, why = _select(ours, cell, "accepted_length", tree=prev_tree)
+    if why:
+        return None, f"previous tree {prev_tree}: {why}"
+    scale = 1.0 if cell["metric"] == "marginal_gain" else _tree_size(cell["tree"]) - _tree_size(prev_tree)
+    resolved = {f"our_{f}": cur.iloc[0][f] for f in ("dataset", "temperature", "tree")}
+    return {**_difference(cur.iloc[0], prev.iloc[0], scale), "derived_ours": True, **resolved}, None
+
+
+def match_cell(
+    ours: pd.DataFrame, cell: dict, prev_tree: str | None = None
+) -> tuple[dict | None, str | None]:
+    """Our value for one paper cell: ``({ours, ours_low, ours_high, n, ...}, None)`` or ``(None, reason)``."""
+    rows, why = _select(ours, cell, cell["metric"])
+    if why is None:
+        note = f"{len(rows)} of our rows match; showing the first" if len(rows) > 1 else None
+        return {**_ours(rows.iloc[0]), "derived_ours": False, "match_note": note}, None
+    if cell["metric"] in RATIO_METRICS and cell.get("baseline"):
+        return _match_ratio(ours, cell, "throughput" if cell["metric"] == "speedup" else "accepted_length")
+    if cell["metric"] in ("marginal_gain", "efficiency") and prev_tree is not None:
+        return _match_difference(ours, cell, prev_tree)
+    return None, why
+
+
+def _reason(reasons: dict, cell: dict, fallback: str) -> str:
+    for key in (
+        f"{cell['table']}/{cell['method']}/{cell['metric']}",
+        f"{cell['table']}/{cell['method']}",
+        cell["table"],
+    ):
+        if key in reasons:
+            return f"not run: {reasons[key]}"
+    return f"not run: {fallback}"
+
+
+def _previous_trees(cells: pd.DataFrame) -> dict[int, str]:
+    trees = cells.sort_values("order").drop_duplicates("order").set_index("order")["tree"]
+    return {order: trees.iloc[i - 1] for i, order in enumerate(trees.index) if i > 0}
+
+
+def compare_table(
+    cells: pd.DataFrame, ours: pd.DataFrame | None, *, reasons: dict | None = None
+) -> pd.DataFrame:
+    """One paper table's cells with our values, the ratio ours/paper, agreement and notes."""
+    reasons = reasons or {}
+    prev = _previous_trees(cells)
+    out = []
+    for cell in cells.sort_values(["order"], kind="stable").to_dict("records"):
+        if ours is None or ours.empty:
+            table = cell["table"]
+            found, why = None, f"results/tables/{table}.csv was not produced by this run"
+        else:
+            found, why = match_cell(ours, cell, prev.get(cell["order"]))
+        row = {**cell, "ours": np.nan, "ours_low": np.nan, "ours_high": np.nan, "n": np.nan, "ratio": np.nan}
+        row.update(our_dataset=None, our_temperature=np.nan, our_tree=None)
+        row.update(derived_ours=False, agrees=None, note="")
+        if found is None:
+            row["note"] = _reason(reasons, cell, why)
+        else:
+            row.update({k: v for k, v in found.items() if k in row})
+            row["note"] = _notes(cell, found)
+            if cell["metric"] not in NOT_COMPARABLE:
+                row["ratio"] = row["ours"] / cell["value"] if cell["value"] else np.nan
+                row["agrees"] = _agrees(cell, row)
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def _agrees(cell: dict, row: dict) -> bool:
+    """Paper value inside our 95% CI; for KL: both at floating-point level, or both above it."""
+    if cell["metric"] == "kl":
+        return bool((row["ours_high"] < FP_KL_LEVEL) == (cell["value"] < FP_KL_LEVEL))
+    return bool(row["ours_low"] <= cell["value"] <= row["ours_high"])
+
+
+def _notes(cell: dict, found: dict) -> str:
+    notes = []
+    if cell["metric"] == "kl":
+        notes.append(f"agreement: both below or both above {FP_KL_LEVEL:g}")
+    if cell["metric"] in NOT_COMPARABLE:
+        notes.append(NOT_COMPARABLE[cell["metric"]])
+    if found.get("derived_ours"):
+        notes.append("ours derived from our means (delta-method CI)")
+    if cell.get("derived"):
+        notes.append("paper value derived from its printed throughputs")
+    if found.get("match_note"):
+        notes.append(found["match_note"])
+    return "; ".join(notes)
+
+
+def compare_all(
+    paper: pd.DataFrame, tables: dict[str, pd.DataFrame], *, reasons: dict | None = None
+) -> pd.DataFrame:
+    """All paper tables compared; one row per paper cell."""
+    parts = [
+        compare_table(cells, tables.get(name), reasons=reasons)
+        for name, cells in paper.groupby("table", sort=True)
+    ]
+    return pd.concat(parts, ignore_index=True)

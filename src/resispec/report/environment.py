@@ -1,0 +1,59 @@
+"""Hardware and software versions for the report."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from importlib import metadata
+
+PACKAGES = ("resispec", "torch", "transformers", "numpy", "scipy", "pandas", "matplotlib", "snakemake")
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _memory_gib() -> str:
+    try:
+        pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+        return f"{pages * size / 2**30:.1f} GiB"
+    except (ValueError, OSError, AttributeError):
+        return "unknown"
+
+
+def _accelerators() -> str:
+    try:
+        import torch
+    except ImportError:
+        return "torch not installed"
+    if torch.cuda.is_available():
+        return ", ".join(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count()))
+    return "none (CPU only)"
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def collect_environment() -> dict[str, str]:
+    """Where the report was built: OS, CPU, memory, accelerators, Python and package versions."""
+    info = {
+        "host OS": platform.platform(),
+        "CPU": f"{_cpu_model()} ({os.cpu_count()} logical cores)",
+        "memory": _memory_gib(),
+        "accelerators": _accelerators(),
+        "python": sys.version.split()[0],
+    }
+    info.update({name: _version(name) for name in PACKAGES})
+    return info

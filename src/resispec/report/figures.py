@@ -1,0 +1,196 @@
+"""Report figures (matplotlib, object API: no pyplot state). Each maker returns a ``Figure``."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from resispec.report.compare import FP_KL_LEVEL
+
+TIME_PARTS = {"time_draft_s": "drafting", "time_target_s": "target forward", "time_verify_s": "verification"}
+SHAPING_PARTS = {"shaping_budget_s": "budgeting", "shaping_redistribution_s": "redistribution",
+                 "shaping_proxy_s": "proxy formulation"}  # fmt: skip
+
+
+def placeholder(title: str, reason: str) -> Figure:
+    """A small figure that says why the real one could not be drawn."""
+    fig = Figure(figsize=(6, 2.2))
+    ax = fig.add_subplot()
+    ax.set_axis_off()
+    ax.text(0.5, 0.6, title, ha="center", fontsize=12, weight="bold", transform=ax.transAxes)
+    ax.text(0.5, 0.3, reason, ha="center", fontsize=10, wrap=True, transform=ax.transAxes)
+    return fig
+
+
+def _errorbar(ax, x, rows: pd.DataFrame, **kwargs):
+    err = np.vstack([rows["mean"] - rows["ci_low"], rows["ci_high"] - rows["mean"]]).clip(min=0)
+    ax.errorbar(x, rows["mean"], yerr=err, capsize=3, **kwargs)
+
+
+def figure1(frame: pd.DataFrame | None) -> Figure:
+    """Acceptance rate of the i-th sibling candidate, one panel per method, one line per temperature."""
+    pos = frame[frame["metric"].str.fullmatch(r"position_acceptance_\d+")] if frame is not None else None
+    if pos is None or pos.empty:
+        return placeholder("Figure 1", "no position_acceptance_{i} rows in results/tables/figure1.csv")
+    pos = pos.assign(position=pos["metric"].str.rsplit("_", n=1).str[1].astype(int))
+    methods = sorted(pos["method"].unique())
+    fig = Figure(figsize=(3.6 * len(methods), 3.2), layout="constrained")
+    axes = fig.subplots(1, len(methods), sharey=True, squeeze=False)[0]
+    for ax, method in zip(axes, methods, strict=True):
+        for temperature, rows in pos[pos["method"] == method].groupby("temperature"):
+            rows = rows.groupby("position", as_index=False)[["mean", "ci_low", "ci_high"]].mean()
+            _errorbar(ax, rows["position"], rows, marker="o", label=f"T={temperature:g}")
+        ax.set(title=method, xlabel="sibling position i", xticks=sorted(pos["position"].unique()))
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel("acceptance rate of the i-th candidate")
+    return fig
+
+
+def _metric_table(frame: pd.DataFrame, parts: dict[str, str]) -> pd.DataFrame:
+    rows = frame[frame["metric"].isin(parts)]
+    return rows.pivot_table(index="method", columns="metric", values="mean", aggfunc="mean").reindex(
+        columns=list(parts)
+    )
+
+
+def figure3(frame: pd.DataFrame | None) -> Figure:
+    """Left: time per step split into drafting / target / verification. Right: the shaping-cost split."""
+    times = _metric_table(frame, TIME_PARTS).dropna(how="all") if frame is not None else pd.DataFrame()
+    if times.empty:
+        return placeholder("Figure 3", "no time_*_s rows in results/tables/figure3.csv")
+    shaping = _metric_table(frame, SHAPING_PARTS).dropna(how="all")
+    fig = Figure(figsize=(11, 0.5 * len(times) + 2.6), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    _stacked(left, times.fillna(0.0), TIME_PARTS, scale=1e3)
+    left.set(xlabel="milliseconds per decoding step", title="Runtime breakdown per method")
+    if shaping.empty:
+        right.set_axis_off()
+        right.text(0.5, 0.5, "no shaping_*_s rows recorded", ha="center", transform=right.transAxes)
+    else:
+        share = shaping.fillna(0.0).div(shaping.fillna(0.0).sum(axis=1), axis=0) * 100
+        _stacked(right, share, SHAPING_PARTS, scale=1.0)
+        right.set(xlabel="% of shaping time", title="Shaping cost split", xlim=(0, 100))
+    return fig
+
+
+def _stacked(ax, table: pd.DataFrame, parts: dict[str, str], scale: float) -> None:
+    start = np.zeros(len(table))
+    for metric, label in parts.items():
+        width = table[metric].to_numpy(dtype=float) * scale
+        ax.barh(table.index, width, left=start, label=label)
+        start += width
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=len(parts))
+    ax.invert_yaxis()
+
+
+def _paper_vs_ours(ax, rows: pd.DataFrame, x, *, label: str) -> None:
+    ok = rows["ours"].notna().to_numpy()
+    err = np.vstack([rows["ours"] - rows["ours_low"], rows["ours_high"] - rows["ours"]])[:, ok]
+    ax.errorbar(np.asarray(x)[ok], rows["ours"][ok], yerr=err, fmt="o-", capsize=3, label=f"ours ({label})")
+    ax.plot(x, rows["value"], "s--", color="0.4", label="paper")
+
+
+def table3_plot(comparison: pd.DataFrame) -> Figure:
+    """Speedup of ResiSpec over SpecInfer per tree: ours (95% CI) against the paper's."""
+    rows = comparison[(comparison["table"] == "table3") & (comparison["metric"] == "speedup")]
+    if rows.empty or rows["ours"].isna().all():
+        return placeholder("Table 3", "no speedup per tree could be computed from results/tables/table3.csv")
+    fig = Figure(figsize=(6, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    x = np.arange(len(rows))
+    _paper_vs_ours(ax, rows, x, label="resispec / specinfer")
+    ax.axhline(1.0, color="0.7", lw=0.8)
+    ax.set(xticks=x, xticklabels=rows["tree"], xlabel="tree (depth d, branching b)", ylabel="speedup (×)")
+    ax.set_title("Table 3: speedup by tree topology")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def table5_plot(comparison: pd.DataFrame) -> Figure:
+    """Expected accepted length and efficiency against the number of candidates N (depth 4)."""
+    rows = comparison[comparison["table"] == "table5"]
+    if rows.empty or rows["ours"].isna().all():
+        return placeholder("Table 5", "no accepted lengths for trees d4bN in results/tables/table5.csv")
+    fig = Figure(figsize=(10, 3.4), layout="constrained")
+    panels = {"accepted_length": "expected accepted length (EAL)", "efficiency": "efficiency η = ΔEAL / ΔN"}
+    for ax, (metric, ylabel) in zip(fig.subplots(1, 2), panels.items(), strict=True):
+        part = rows[rows["metric"] == metric]
+        n = [int(re.fullmatch(r"d\d+b(\d+)", str(t)).group(1)) for t in part["tree"]]
+        _paper_vs_ours(ax, part, n, label="specinfer")
+        ax.set(xscale="log", xticks=n, xticklabels=[str(v) for v in n], xlabel="candidates N", ylabel=ylabel)
+        ax.minorticks_off()
+        ax.legend(fontsize=8)
+    fig.suptitle("Table 5: scaling of multi-candidate schemes")
+    return fig
+
+
+def audit_scatter(nodes: pd.DataFrame | None) -> Figure:
+    """Per-node acceptance against alpha*; points above the diagonal prove a verifier inexact."""
+    if nodes is None or nodes.empty:
+        return placeholder("Exactness audit", "no per-node audit file (results/audit/nodes.csv)")
+    fig = Figure(figsize=(5.2, 4.6), layout="constrained")
+    ax = fig.add_subplot()
+    for method, rows in nodes.groupby("method"):
+        ax.scatter(rows["alpha_star"], rows["acceptance"], s=10, alpha=0.6, label=method)
+    lims = [0.0, 1.0]
+    ax.plot(lims, lims, color="k", lw=0.8, label="acceptance = α*")
+    ax.set(xlim=lims, ylim=lims, xlabel="α* (bound for exact verifiers)", ylabel="acceptance")
+    ax.set_title("Per-node acceptance vs α*")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def kl_by_method(audit: pd.DataFrame | None, nodes: pd.DataFrame | None) -> pd.DataFrame:
+    """Mean KL per method with 95% CI, from the audit table (else the node means, without CI)."""
+    if audit is not None and (audit["metric"] == "kl").any():
+        rows = audit[audit["metric"] == "kl"]
+        return rows.groupby("method")[["mean", "ci_low", "ci_high"]].mean()
+    if nodes is None or nodes.empty:
+        return pd.DataFrame(columns=["mean", "ci_low", "ci_high"])
+    means = nodes.groupby("method")["kl"].mean()
+    return pd.DataFrame({"mean": means, "ci_low": means, "ci_high": means})
+
+
+def audit_kl(audit: pd.DataFrame | None, nodes: pd.DataFrame | None, floor: float = 1e-18) -> Figure:
+    """KL(p || output law) per method on a log scale, with the floating-point level marked."""
+    kl = kl_by_method(audit, nodes)
+    if kl.empty:
+        return placeholder(
+            "KL per method", "no kl rows in results/tables/audit.csv nor results/audit/nodes.csv"
+        )
+    fig = Figure(figsize=(6, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    shown = kl.clip(lower=floor)
+    err = np.vstack([shown["mean"] - shown["ci_low"], shown["ci_high"] - shown["mean"]]).clip(min=0)
+    ax.bar(shown.index, shown["mean"], yerr=err, capsize=3, color="tab:blue")
+    ax.axhline(FP_KL_LEVEL, color="tab:red", ls="--", lw=1, label=f"floating-point level ({FP_KL_LEVEL:g})")
+    ax.set(yscale="log", ylabel="KL(p || output law)", title="Exactness audit: KL per method")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def save(fig: Figure, figures_dir: str | Path, name: str) -> dict[str, Path]:
+    """Write ``{name}.png`` (150 dpi) and ``{name}.pdf``; returns their paths."""
+    figures_dir = Path(figures_dir)
+    figures_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"png": figures_dir / f"{name}.png", "pdf": figures_dir / f"{name}.pdf"}
+    fig.savefig(paths["png"], dpi=150)
+    fig.savefig(paths["pdf"])
+    return paths
+
+
+def make_figures(tables: dict, comparison: pd.DataFrame, nodes: pd.DataFrame | None, figures_dir) -> dict:
+    """Draw and save every report figure; returns ``{name: {"png": path, "pdf": path}}``."""
+    figures = {
+        "figure1": figure1(tables.get("figure1")),
+        "figure3": figure3(tables.get("figure3")),
+        "table3_plot": table3_plot(comparison),
+        "table5_plot": table5_plot(comparison),
+        "audit_scatter": audit_scatter(nodes),
+        "audit_kl": audit_kl(tables.get("audit"), nodes),
+    }
+    return {name: save(fig, figures_dir, name) for name, fig in figures.items()}

@@ -1,0 +1,87 @@
+"""Findings written from the numbers: exactness (KL, acceptance vs alpha*), disagreements with the paper."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from resispec.report.compare import COMPARABLE, FP_KL_LEVEL
+from resispec.report.figures import kl_by_method
+from resispec.report.tables import display_rows, fmt_number
+
+ALPHA_TOLERANCE = 1e-9  #: acceptance above alpha* + this counts as an excess (exact per-node values)
+
+
+def kl_findings(audit: pd.DataFrame | None, nodes: pd.DataFrame | None) -> list[str]:
+    """One sentence per method: is its KL at floating-point level?"""
+    kl = kl_by_method(audit, nodes)
+    if kl.empty:
+        return ["No KL was measured in this run (no audit table, no per-node audit file)."]
+    out = []
+    for method, row in kl.iterrows():
+        level = "at floating-point level" if row["ci_high"] < FP_KL_LEVEL else "NOT at floating-point level"
+        out.append(
+            f"{method}: mean KL(p || law) = {fmt_number(row['mean'])} "
+            f"(95% CI up to {fmt_number(row['ci_high'])}), {level} (threshold {FP_KL_LEVEL:g})."
+        )
+    return out
+
+
+def alpha_findings(nodes: pd.DataFrame | None, tolerance: float = ALPHA_TOLERANCE) -> list[str]:
+    """Per method: how many nodes accept above alpha* (which proves the verifier inexact)."""
+    if nodes is None or nodes.empty:
+        return ["No per-node audit was recorded, so acceptance was not checked against alpha*."]
+    out = []
+    for method, rows in nodes.groupby("method"):
+        excess = rows["acceptance"] - rows["alpha_star"]
+        above = int((excess > tolerance).sum())
+        if above:
+            out.append(
+                f"{method}: acceptance exceeds alpha* on {above} of {len(rows)} nodes "
+                f"(max excess {excess.max():.3g}); no exact verifier can do that, so {method} is inexact."
+            )
+        else:
+            gap = (rows["alpha_star"] - rows["acceptance"]).mean()
+            out.append(f"{method}: acceptance never exceeds alpha* ({len(rows)} nodes; mean gap {gap:.3g}).")
+    return out
+
+
+def paper_findings(comparison: pd.DataFrame) -> list[str]:
+    """Coverage, and every comparable cell whose paper value lies outside our 95% CI, stated plainly."""
+    ran = comparison["ours"].notna()
+    out = [
+        f"We reproduced {int(ran.sum())} of the {len(comparison)} paper cells; "
+        f"{int((~ran).sum())} were not run (each says why in its table)."
+    ]
+    ratios = comparison[ran & comparison["metric"].isin(["speedup", "accepted_length_gain"])]
+    if not ratios.empty:
+        inside = int(ratios["agrees"].astype(bool).sum())
+        out.append(
+            f"Of {len(ratios)} speedup / accepted-length-gain cells, the paper's value lies inside our "
+            f"95% CI in {inside}; median ours/paper ratio {ratios['ratio'].median():.2f}."
+        )
+    disagree = comparison[ran & (comparison["agrees"] == False)]  # noqa: E712 (object column with None)
+    absolute = disagree[~disagree["metric"].isin(COMPARABLE)]
+    if not absolute.empty:
+        out.append(
+            f"{len(absolute)} absolute accepted lengths lie outside our CIs; expected, as our models differ "
+            "from the paper's. Ratios and KL levels are the comparable quantities."
+        )
+    for table, part in disagree[disagree["metric"].isin(COMPARABLE)].groupby("table", sort=True):
+        cells = [
+            f"{r['Method']} {r['Quantity']} ({r['Dataset']}, T={r['T']}, {r['Tree']}): "
+            f"paper {r['Paper']}, ours {r['Ours (95% CI)']}"
+            for r in display_rows(part)
+        ]
+        out.append(
+            {"text": f"{table}: our numbers disagree with the paper on {len(cells)} cells:", "items": cells}
+        )
+    return out
+
+
+def findings(comparison: pd.DataFrame, audit: pd.DataFrame | None, nodes: pd.DataFrame | None) -> dict:
+    """All findings grouped by heading."""
+    return {
+        "Exactness: KL per method": kl_findings(audit, nodes),
+        "Exactness: acceptance against alpha*": alpha_findings(nodes),
+        "Agreement with the paper": paper_findings(comparison),
+    }

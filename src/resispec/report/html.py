@@ -1,0 +1,97 @@
+"""The self-contained ``report.html``: figures embedded as base64 PNGs, tables inline."""
+
+from __future__ import annotations
+
+import base64
+import html
+from datetime import UTC, datetime
+from pathlib import Path
+
+import jinja2
+import pandas as pd
+import yaml
+
+from resispec.report.tables import fmt_number, table_title
+
+FIGURE_CAPTIONS = {
+    "figure1": "Figure 1: acceptance rate of the i-th sibling candidate by temperature, per method (95% CI).",
+    "figure3": "Figure 3: time per decoding step split into drafting, target forward and verification "
+    "(left); the shaping cost split into budgeting, redistribution and proxy formulation (right).",
+    "table3_plot": "Table 3 as a plot: speedup of ResiSpec over SpecInfer per tree, ours (95% CI) and paper.",
+    "table5_plot": "Table 5 as a plot: expected accepted length and efficiency against N (depth 4).",
+    "audit_scatter": "Per-node acceptance against alpha*, the bound for exact verifiers; points above the "
+    "diagonal prove a verifier inexact.",
+    "audit_kl": "KL(p || output law) per method, log scale; the dashed line marks floating-point level.",
+}
+TABLE_FIGURES = {"table3": ["table3_plot"], "table5": ["table5_plot"]}
+
+
+def _environment() -> jinja2.Environment:
+    loader = jinja2.PackageLoader("resispec.report", "templates")
+    return jinja2.Environment(loader=loader, autoescape=jinja2.select_autoescape(["html", "j2"]))
+
+
+def embed_png(path: str | Path) -> str:
+    """Base64 text of a PNG file (for a data: URI)."""
+    return base64.b64encode(Path(path).read_bytes()).decode("ascii")
+
+
+def _figure(name: str, paths: dict) -> dict:
+    return {"name": name, "data": embed_png(paths["png"]), "caption": FIGURE_CAPTIONS.get(name, name)}
+
+
+def audit_summary_html(audit: pd.DataFrame | None) -> str:
+    """Per method and configuration: acceptance, alpha*, KL and TV means with 95% CI."""
+    if audit is None or audit.empty:
+        return '<p class="note">No audit table (results/tables/audit.csv) in this run.</p>'
+    metrics = [m for m in ("acceptance", "alpha_star", "kl", "tv") if (audit["metric"] == m).any()]
+    keys = ["method", "dataset", "temperature"]
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in keys + metrics)
+    rows = []
+    for key, group in audit.groupby(keys, sort=True):
+        values = group.set_index("metric")
+        cells = [html.escape(str(k)) for k in key]
+        for m in metrics:
+            if m in values.index:
+                r = values.loc[m]
+                cells.append(
+                    f"{fmt_number(r['mean'])} [{fmt_number(r['ci_low'])}, {fmt_number(r['ci_high'])}]"
+                )
+            else:
+                cells.append("–")
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return (
+        '<table id="audit-summary"><caption>Audit summary (mean [95% CI])</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def render_html(context: dict) -> str:
+    """Render the template with an already assembled context (see ``build_context``)."""
+    return _environment().get_template("report.html.j2").render(**context)
+
+
+def build_context(*, tables: list[dict], figures: dict, findings: dict, audit: pd.DataFrame | None,
+                  config: dict, environment: dict, environment_note: str, our_models: str,
+                  paper_source: str) -> dict:  # fmt: skip
+    """Template context. ``tables``: dicts with name, html, notes, paper_models, our_models."""
+    in_tables = {name for names in TABLE_FIGURES.values() for name in names}
+    audit_names = ("audit_scatter", "audit_kl")
+    for table in tables:
+        table["title"] = table_title(table["name"])
+        table["figures"] = [
+            _figure(n, figures[n]) for n in TABLE_FIGURES.get(table["name"], []) if n in figures
+        ]
+    return {
+        "built": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "tables": tables,
+        "figures": [_figure(n, p) for n, p in figures.items() if n not in in_tables and n not in audit_names],
+        "audit_figures": [_figure(n, figures[n]) for n in audit_names if n in figures],
+        "audit_table": audit_summary_html(audit),
+        "findings": findings,
+        "config_yaml": yaml.safe_dump(config, sort_keys=False, default_flow_style=False),
+        "environment": environment,
+        "environment_note": environment_note,
+        "our_models": our_models,
+        "paper_source": paper_source,
+    }

@@ -1,0 +1,147 @@
+"""Comparison tables (paper | ours with 95% CI | ours/paper) as HTML and LaTeX (booktabs)."""
+
+from __future__ import annotations
+
+import html
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from resispec.report.compare import COMPARABLE
+
+LABELS = {
+    "accepted_length": "Acc. length",
+    "throughput": "Thru. (tok/s)",
+    "accepted_length_gain": "Acc. gain vs {baseline}",
+    "speedup": "Speedup vs {baseline}",
+    "kl": "KL(p || law)",
+    "verification_cost": "Verification cost",
+    "marginal_gain": "Marginal gain (ΔEAL)",
+    "efficiency": "Efficiency η",
+}
+DATASET_LABELS = {"cnn_dailymail": "CNN/DM", "openwebtext": "OpenWebText", "c4": "C4"}
+RATIO_METRICS = ("speedup", "accepted_length_gain")
+HEADER = ("Dataset", "T", "Tree", "Method", "Quantity", "Paper", "Ours (95% CI)", "n", "Ours/Paper", "Note")
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def fmt_number(value: float, metric: str = "") -> str:
+    """A number for tables: scientific below 1e-3, else 3 significant digits; '×' for ratio metrics."""
+    if _missing(value):
+        return "–"
+    if value != 0 and abs(value) < 1e-3:
+        text = f"{value:.2e}"
+    elif abs(value) >= 100:
+        text = f"{value:.1f}"
+    else:
+        text = f"{value:.3g}"
+    return text + ("×" if metric in RATIO_METRICS else "")
+
+
+def fmt_paper(value: float, metric: str) -> str:
+    """A paper number as printed (up to 6 significant digits)."""
+    return f"{value:.6g}" + ("×" if metric in RATIO_METRICS else "")
+
+
+def _key(paper_value, our_value, formatter=str) -> str:
+    if not _missing(paper_value):
+        return formatter(paper_value)
+    if not _missing(our_value):
+        return f"n/s ({formatter(our_value)})"
+    return "n/s"
+
+
+def display_rows(comparison: pd.DataFrame) -> list[dict]:
+    """Rows of display strings (keys: HEADER) plus 'status' ('ok', 'missing'), in page order."""
+    rows = []
+    for cell in comparison.to_dict("records"):
+        ok = not _missing(cell["ours"])
+        interval = f"[{fmt_number(cell['ours_low'])}, {fmt_number(cell['ours_high'])}]"
+        ours = f"{fmt_number(cell['ours'], cell['metric'])} {interval}"
+        label = LABELS.get(cell["metric"], cell["metric"]).format(baseline=cell.get("baseline") or "")
+        rows.append({
+            "Dataset": _key(cell["dataset"], cell.get("our_dataset"), lambda d: DATASET_LABELS.get(d, d)),
+            "T": _key(cell["temperature"], cell.get("our_temperature"), lambda t: f"{float(t):g}"),
+            "Tree": _key(cell["tree"], cell.get("our_tree")),
+            "Method": cell["method"],
+            "Quantity": label + (" (derived)" if cell.get("derived") else ""),
+            "Paper": fmt_paper(cell["value"], cell["metric"]),
+            "Ours (95% CI)": ours if ok else "not run",
+            "n": f"{int(cell['n'])}" if ok and not _missing(cell["n"]) else "–",
+            "Ours/Paper": fmt_number(cell["ratio"]) if ok else "–",
+            "Note": cell["note"],
+            "status": "ok" if ok else "missing",
+            "agrees": cell.get("agrees"),
+            "comparable": cell["metric"] in COMPARABLE,
+        })  # fmt: skip
+    return rows
+
+
+def html_table(comparison: pd.DataFrame, *, table_id: str, caption: str) -> str:
+    """An HTML <table> with one row per paper cell; rows not run get class 'missing'."""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADER)
+    body = []
+    for row in display_rows(comparison):
+        css = row["status"] + (" disagree" if row["agrees"] is False and row["comparable"] else "")
+        cells = "".join(f"<td>{html.escape(str(row[h]))}</td>" for h in HEADER)
+        body.append(f'<tr class="{css}">{cells}</tr>')
+    return (
+        f'<table id="{html.escape(table_id)}" class="comparison"><caption>{html.escape(caption)}</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  "×": r"$\times$", "Δ": r"$\Delta$", "η": r"$\eta$", "–": "--", "|": r"$|$"}  # fmt: skip
+
+
+def latex_escape(text: str) -> str:
+    """Escape LaTeX specials and map the few non-ASCII symbols the tables use."""
+    return "".join(LATEX_SPECIALS.get(ch, ch) for ch in str(text))
+
+
+def latex_table(comparison: pd.DataFrame, *, caption: str, label: str) -> str:
+    """A booktabs longtable; notes go to a last column in small type."""
+    columns = HEADER[:-1]
+    spec = "lllllrlrr" + "p{4.2cm}"
+    head = " & ".join(rf"\textbf{{{latex_escape(h)}}}" for h in HEADER) + r" \\"
+    lines = [
+        rf"\begin{{longtable}}{{{spec}}}",
+        rf"\caption{{{latex_escape(caption)}}}\label{{{label}}} \\",
+        r"\toprule", head, r"\midrule", r"\endfirsthead",
+        r"\toprule", head, r"\midrule", r"\endhead",
+        r"\bottomrule", r"\endfoot",
+    ]  # fmt: skip
+    for row in display_rows(comparison):
+        values = [latex_escape(row[h]) for h in columns] + [rf"{{\scriptsize {latex_escape(row['Note'])}}}"]
+        lines.append(" & ".join(values) + r" \\")
+    lines.append(r"\end{longtable}")
+    return "\n".join(lines) + "\n"
+
+
+def table_title(name: str) -> str:
+    """'table3' -> 'Table 3', 'figure1' -> 'Figure 1'."""
+    for prefix in ("table", "figure"):
+        if name.startswith(prefix):
+            return f"{prefix.capitalize()} {name[len(prefix) :]}"
+    return name
+
+
+def write_tables(comparison: pd.DataFrame, info: dict[str, dict], out_dir) -> dict[str, dict[str, str]]:
+    """Write ``{table}.tex`` and ``{table}.html`` per paper table under ``out_dir``; returns the texts."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    texts = {}
+    for table, part in comparison.groupby("table", sort=True):
+        caption = f"{table_title(table)}: {info.get(table, {}).get('caption', '')}"
+        tex = latex_table(part, caption=caption, label=f"tab:{table}")
+        page = html_table(part, table_id=f"cmp-{table}", caption=caption)
+        (out_dir / f"{table}.tex").write_text(tex)
+        (out_dir / f"{table}.html").write_text(page)
+        texts[table] = {"tex": tex, "html": page, "caption": caption}
+    return texts

@@ -1,0 +1,53 @@
+"""4-D additive attention masks and position ids for verifying or drafting a tree on top of a KV cache.
+
+Key layout seen by the queries (the HF cache appends the new keys after the cached ones):
+``[prefix_len committed tokens | tree nodes already in the cache (key_nodes) | query nodes]``.
+A query node sees the whole committed prefix and, among tree nodes, exactly its ancestors and itself.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["tree_mask", "tree_position_ids", "model_dtype", "model_device"]
+
+
+def tree_mask(
+    ancestors: torch.Tensor,
+    query_nodes: torch.Tensor,
+    key_nodes: torch.Tensor,
+    prefix_len: int,
+    dtype: torch.dtype,
+) -> torch.Tensor:
+    """Additive float mask [1, 1, Q, prefix_len + K + Q] (0 = attend, dtype min = blocked).
+
+    ancestors: bool [N, N] (``ancestors[i, j]``: j is i or an ancestor of i);
+    query_nodes: long [Q] tree node ids being forwarded; key_nodes: long [K] tree node ids already cached
+    (after the prefix), in cache order.
+    """
+    device = ancestors.device
+    all_keys = torch.cat([key_nodes.to(device), query_nodes.to(device)])  # [K + Q]
+    tree_part = ancestors[query_nodes.to(device)][:, all_keys]  # [Q, K + Q]
+    prefix_part = torch.ones(len(query_nodes), prefix_len, dtype=torch.bool, device=device)  # [Q, P]
+    allowed = torch.cat([prefix_part, tree_part], dim=1)  # [Q, P + K + Q]
+    mask = torch.zeros(allowed.shape, dtype=dtype, device=device)
+    mask.masked_fill_(~allowed, torch.finfo(dtype).min)
+    return mask[None, None]
+
+
+def tree_position_ids(depths: torch.Tensor, query_nodes: torch.Tensor, root_position: int) -> torch.Tensor:
+    """Position ids [1, Q]: the root sits at ``root_position`` and a node at depth d at root_position + d."""
+    return (depths[query_nodes] + root_position)[None]
+
+
+def model_dtype(model: torch.nn.Module) -> torch.dtype:
+    """Floating dtype of a model's parameters (used for its attention masks)."""
+    for param in model.parameters():
+        if param.is_floating_point():
+            return param.dtype
+    return torch.float32
+
+
+def model_device(model: torch.nn.Module) -> torch.device:
+    """Device of a model's first parameter."""
+    return next(model.parameters()).device

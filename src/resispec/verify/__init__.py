@@ -1,0 +1,140 @@
+"""Verification core: every verifier, its exact output law and the alpha* bound (docs/verifiers.md).
+
+Public API: ``output_law``, ``acceptance_rate``, ``alpha_star``, ``get_verifier``, ``METHODS``; also
+``output_law_with_bound`` and ``evaluate`` (law, acceptance and certified error in one call).
+
+``replacement=None`` means the method's natural drawing: with replacement for specinfer / ers / resispec,
+without for sequoia. ``specinfer`` with ``replacement=False`` is the greedy plan without replacement, i.e.
+``sequoia``, and ``sequoia`` with ``replacement=True`` is ``specinfer``. ``ers`` and ``resispec`` are only
+defined with replacement; ``greedy`` and ``deterministic`` use the fixed top-k of q (see greedy.py) and
+take no ``replacement``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from ._checks import as_float64, check_num_candidates, check_pair
+from ._histories import check_exact
+from .bound import alpha_star
+from .greedy import deterministic_law, greedy_law
+from .resispec import resispec_law
+from .samplers import VerifyOutcome, get_verifier
+from .sequential import sequential_law
+from .without_replacement import sequoia_law
+
+METHODS = ("specinfer", "sequoia", "ers", "resispec", "greedy", "deterministic")
+EXACT_METHODS = ("specinfer", "sequoia", "ers", "deterministic")
+
+__all__ = [
+    "METHODS",
+    "EXACT_METHODS",
+    "LawResult",
+    "VerifyOutcome",
+    "acceptance_rate",
+    "alpha_star",
+    "evaluate",
+    "get_verifier",
+    "output_law",
+    "output_law_with_bound",
+]
+
+
+class LawResult(NamedTuple):
+    law: torch.Tensor  # [V] float64; a sub-probability short of ``err`` when the recursion pruned
+    acceptance: float  # lower bound; the true value lies in [acceptance, acceptance + err]
+    err: float  # certified pruned probability mass (0 when exact)
+
+
+def resolve(method: str, replacement: bool | None) -> str:
+    """The law family actually computed for (method, replacement)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown verification method {method!r}; known: {list(METHODS)}")
+    if replacement is None:
+        return method
+    if not isinstance(replacement, bool):
+        raise ValueError(f"replacement must be None, True or False, got {replacement!r}")
+    table = {
+        ("specinfer", True): "specinfer",
+        ("specinfer", False): "sequoia",
+        ("sequoia", True): "specinfer",
+        ("sequoia", False): "sequoia",
+        ("ers", True): "ers",
+        ("resispec", True): "resispec",
+    }
+    if (method, replacement) not in table:
+        raise ValueError(f"method {method!r} with replacement={replacement} is not defined")
+    return table[(method, replacement)]
+
+
+def evaluate(
+    method,
+    target_probs,
+    draft_probs,
+    num_candidates,
+    *,
+    replacement=None,
+    eps=0.0,
+    max_histories=None,
+    **options,
+) -> LawResult:
+    """Law, acceptance and certified error; ``eps`` / ``max_histories`` bound the history recursion."""
+    check_pair(target_probs, draft_probs)
+    num_candidates = check_num_candidates(num_candidates)
+    family = resolve(method, replacement)
+    target, draft = as_float64(target_probs, draft_probs)
+    if family in ("specinfer", "ers"):
+        law, acceptance = sequential_law(family, target, draft, num_candidates, **options)
+        return LawResult(law, float(acceptance), 0.0)
+    if family in ("greedy", "deterministic"):
+        if options:
+            raise ValueError(f"{family} takes no options, got {sorted(options)}")
+        fn = greedy_law if family == "greedy" else deterministic_law
+        law, acceptance = fn(target, draft, num_candidates)
+        return LawResult(law, float(acceptance), 0.0)
+    if family == "sequoia" and options:
+        raise ValueError(f"sequoia takes no options, got {sorted(options)}")
+    fn = sequoia_law if family == "sequoia" else resispec_law
+    law, acceptance, err = fn(target, draft, num_candidates, eps=eps, max_histories=max_histories, **options)
+    return LawResult(law, float(acceptance), float(err))
+
+
+def output_law_with_bound(
+    method,
+    target_probs,
+    draft_probs,
+    num_candidates,
+    *,
+    replacement=None,
+    eps=1e-6,
+    max_histories=None,
+    **options,
+) -> tuple[torch.Tensor, float]:
+    """(law [V], err): law <= true law entrywise and sum(true law - law) = err (certified)."""
+    result = evaluate(
+        method,
+        target_probs,
+        draft_probs,
+        num_candidates,
+        replacement=replacement,
+        eps=eps,
+        max_histories=max_histories,
+        **options,
+    )
+    return result.law, result.err
+
+
+def output_law(method, target_probs, draft_probs, num_candidates, *, replacement=None, **options):
+    """Exact float64 law [V] of the token a node emits (ValueError if the recursion would need pruning)."""
+    result = evaluate(method, target_probs, draft_probs, num_candidates, replacement=replacement, **options)
+    check_exact(result.err, method)
+    return result.law
+
+
+def acceptance_rate(method, target_probs, draft_probs, num_candidates, *, replacement=None, **options):
+    """Exact probability that some candidate is accepted."""
+    result = evaluate(method, target_probs, draft_probs, num_candidates, replacement=replacement, **options)
+    check_exact(result.err, method)
+    return result.acceptance

@@ -1,0 +1,101 @@
+"""``resispec``: the paper's Algorithm 1 as printed (spec section 5). NOT in the exact family.
+
+After rejecting x (only possible when q(x) > R(x)) the residual becomes r / Z where
+    budgeting:       Z = q(x) - R(x)                    (budget="local"; "global": Z = sum (q - R)_+)
+    redistribution:  r_x = 0, r_v = min(Z q(v), R(v)), then the deficit Z - sum r is filled over v != x
+                     in ``order`` ("decreasing_q" as printed, "increasing_q", "index"), each up to R(v) - r_v
+    proxy:           K = R - r + Z e_x and R <- (R - K)_+ / sum (R - K)_+ = r / sum r.
+All functions are batched over rejected tokens: residual [B, V], draft [B or 1, V], tokens [B].
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ._histories import history_law
+
+BUDGETS = ("local", "global")
+ORDERS = ("decreasing_q", "increasing_q", "index")
+
+
+def check_options(budget: str, order: str) -> None:
+    if budget not in BUDGETS:
+        raise ValueError(f"resispec budget must be one of {BUDGETS}, got {budget!r}")
+    if order not in ORDERS:
+        raise ValueError(f"resispec order must be one of {ORDERS}, got {order!r}")
+
+
+def fill_order(draft_probs: torch.Tensor, order: str) -> torch.Tensor:
+    """Permutation [V] of the vocabulary in which the deficit is filled."""
+    if order == "decreasing_q":
+        return torch.argsort(draft_probs, descending=True, stable=True)
+    if order == "increasing_q":
+        return torch.argsort(draft_probs, stable=True)
+    return torch.arange(draft_probs.shape[-1], device=draft_probs.device)
+
+
+def budget_mass(
+    residual: torch.Tensor, draft: torch.Tensor, tokens: torch.Tensor, budget: str
+) -> torch.Tensor:
+    """Z [B] for each rejected token."""
+    rows = torch.arange(residual.shape[0], device=residual.device)
+    if budget == "local":
+        return (draft.expand_as(residual)[rows, tokens] - residual[rows, tokens]).clamp_min(0)
+    return (draft - residual).clamp_min(0).sum(-1)
+
+
+def redistribute(residual, draft, tokens, budget_z, perm):
+    """r [B, V]: proportional part min(Z q, R) off x, then the deficit filled in ``perm`` order."""
+    rows = torch.arange(residual.shape[0], device=residual.device)
+    share = torch.minimum(budget_z.unsqueeze(-1) * draft, residual)  # [B, V]
+    share[rows, tokens] = 0
+    deficit = (budget_z - share.sum(-1)).clamp_min(0)  # [B]
+    capacity = residual - share
+    capacity[rows, tokens] = 0
+    cap_sorted = capacity[:, perm]  # [B, V]
+    before = cap_sorted.cumsum(-1) - cap_sorted
+    fill_sorted = torch.minimum(cap_sorted, (deficit.unsqueeze(-1) - before).clamp_min(0))
+    fill = torch.zeros_like(share)
+    fill[:, perm] = fill_sorted
+    return share + fill
+
+
+def proxy_residual(residual, tokens, budget_z, share):
+    """K = R - r + Z e_x; new residual (R - K)_+ normalised; [B, V]."""
+    rows = torch.arange(residual.shape[0], device=residual.device)
+    proxy = residual - share
+    proxy[rows, tokens] += budget_z
+    new = (residual - proxy).clamp_min(0)
+    return new / new.sum(-1, keepdim=True).clamp_min(torch.finfo(new.dtype).tiny)
+
+
+def resispec_residual(residual, draft, tokens, *, budget="local", perm=None, order="decreasing_q"):
+    """The residual after rejecting tokens[b] from residual[b]; [B, V]."""
+    if perm is None:
+        perm = fill_order(draft.reshape(-1, draft.shape[-1])[0], order)
+    budget_z = budget_mass(residual, draft, tokens, budget)
+    share = redistribute(residual, draft, tokens, budget_z, perm)
+    return proxy_residual(residual, tokens, budget_z, share)
+
+
+def resispec_law(
+    target_probs,
+    draft_probs,
+    num_candidates,
+    *,
+    budget="local",
+    order="decreasing_q",
+    eps=0.0,
+    max_histories=None,
+):
+    """(law [V], acceptance, err) of the printed algorithm by recursion over rejection histories."""
+    check_options(budget, order)
+    perm = fill_order(draft_probs, order)
+
+    def transition(residual, draft, accepted, rows, tokens):
+        new = resispec_residual(residual[rows], draft, tokens, budget=budget, perm=perm)
+        return new, draft  # draft stays the original q, [1, V]
+
+    return history_law(
+        target_probs, draft_probs, num_candidates, transition, eps=eps, max_histories=max_histories
+    )

@@ -1,0 +1,215 @@
+"""Samplers the decoding engine calls at each tree node (contract in docs/architecture.md).
+
+Every sampler runs the same step functions as the exact laws (``plan_step``, ``sequoia_accepted``,
+``resispec_residual``'s parts, ``deterministic_step``), so its empirical law is the law computed there.
+``last_timings`` holds the seconds spent in the last call, split into budgeting / redistribution / proxy
+(wall clock; on an accelerator the split is only meaningful with synchronising devices).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import NamedTuple
+
+import torch
+
+from . import resispec as _resispec
+from ._checks import check_candidates, check_pair, working_dtype
+from .greedy import deterministic_step
+from .sequential import future_for, plan_step
+from .without_replacement import remove_tokens, sequoia_accepted, sequoia_next_residual
+
+
+class VerifyOutcome(NamedTuple):
+    accepted_index: int | None
+    token: int
+
+
+def draw(measure: torch.Tensor, generator: torch.Generator, fallback: torch.Tensor) -> int:
+    """One token from an unnormalised measure [V] (``fallback`` if it has no mass: a null event)."""
+    if not bool(measure.sum() > 0):
+        measure = fallback
+    return int(torch.multinomial(measure, 1, generator=generator))
+
+
+def uniform(like: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    return torch.rand((), generator=generator, device=like.device, dtype=like.dtype)
+
+
+class Verifier:
+    """Base class: validation, the k = 0 case and timing bookkeeping."""
+
+    method = ""
+    draws = ""
+    option_names: tuple[str, ...] = ()
+
+    def __init__(self, *, validate: bool = True, **options):
+        unknown = set(options) - set(self.option_names)
+        if unknown:
+            raise ValueError(f"unknown {self.method} options {sorted(unknown)} (known: {self.option_names})")
+        self.validate = validate
+        self.options = options
+        self.last_timings: dict[str, float] = {}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(method={self.method!r}, draws={self.draws!r}, options={self.options})"
+
+    def __call__(self, target_probs, draft_probs, candidates, generator) -> VerifyOutcome:
+        if self.validate:
+            check_pair(target_probs, draft_probs)
+            check_candidates(candidates, target_probs.shape[-1])
+        dtype = working_dtype(target_probs)
+        target, draft = target_probs.to(dtype), draft_probs.to(dtype)
+        self.last_timings = {"budgeting": 0.0, "redistribution": 0.0, "proxy": 0.0}
+        if candidates.numel() == 0:
+            return self._no_candidates(target, generator)
+        return self._verify(target, draft, candidates.tolist(), generator)
+
+    def _no_candidates(self, target, generator) -> VerifyOutcome:
+        return VerifyOutcome(None, draw(target, generator, target))
+
+    def _tick(self, key: str, start: float) -> float:
+        now = time.perf_counter()
+        self.last_timings[key] += now - start
+        return now
+
+
+class SequentialVerifier(Verifier):
+    """specinfer (greedy plan) and ers (planned future reach), candidates i.i.d. from q."""
+
+    draws = "with_replacement"
+
+    def _verify(self, target, draft, candidates, generator):
+        start = time.perf_counter()
+        if self.method == "specinfer":
+            futures = [0.0] * len(candidates)
+        else:
+            futures = future_for(self.method, target, draft, len(candidates), **self.options).tolist()
+        start = self._tick("budgeting", start)
+        residual, reach = target, target.sum()
+        for index, token in enumerate(candidates):
+            mass = plan_step(residual, reach, draft, futures[index])  # [V]
+            start = self._tick("redistribution", start)
+            if bool(uniform(target, generator) * reach * draft[token] < mass[token]):
+                self._tick("proxy", start)
+                return VerifyOutcome(index, token)
+            start = self._tick("proxy", start)
+            residual = (residual - mass).clamp_min(0)
+            reach = residual.sum()
+            start = self._tick("redistribution", start)
+        token = draw(residual, generator, target)
+        self._tick("proxy", start)
+        return VerifyOutcome(None, token)
+
+
+class SpecInferVerifier(SequentialVerifier):
+    method = "specinfer"
+
+
+class ERSVerifier(SequentialVerifier):
+    method = "ers"
+    option_names = ("iterations", "damping", "tol")
+
+
+class SequoiaVerifier(Verifier):
+    """Recursive rejection sampling without replacement (candidates must be distinct)."""
+
+    method = "sequoia"
+    draws = "without_replacement"
+
+    def _verify(self, target, draft, candidates, generator):
+        residual, current = target, draft
+        for index, token in enumerate(candidates):
+            accepted = sequoia_accepted(residual, current)  # [V]
+            if bool(uniform(target, generator) * current[token] < accepted[token]):
+                return VerifyOutcome(index, token)
+            residual = sequoia_next_residual(residual, accepted)
+            current = remove_tokens(current.unsqueeze(0), torch.tensor([token], device=target.device))[0]
+        return VerifyOutcome(None, draw(residual, generator, target))
+
+
+class ResiSpecVerifier(Verifier):
+    """The paper's Algorithm 1 as printed (not exact; see resispec.py)."""
+
+    method = "resispec"
+    draws = "with_replacement"
+    option_names = ("budget", "order")
+
+    def __init__(self, *, validate: bool = True, **options):
+        super().__init__(validate=validate, **options)
+        self.budget = options.get("budget", "local")
+        self.order = options.get("order", "decreasing_q")
+        _resispec.check_options(self.budget, self.order)
+
+    def _verify(self, target, draft, candidates, generator):
+        start = time.perf_counter()
+        residual = target.unsqueeze(0)  # [1, V]
+        perm = None
+        for index, token in enumerate(candidates):
+            if bool(uniform(target, generator) * draft[token] < residual[0, token]):
+                self._tick("proxy", start)
+                return VerifyOutcome(index, token)
+            start = self._tick("proxy", start)
+            tokens = torch.tensor([token], device=target.device)
+            budget_z = _resispec.budget_mass(residual, draft, tokens, self.budget)
+            start = self._tick("budgeting", start)
+            if perm is None:
+                perm = _resispec.fill_order(draft, self.order)
+            share = _resispec.redistribute(residual, draft, tokens, budget_z, perm)
+            start = self._tick("redistribution", start)
+            residual = _resispec.proxy_residual(residual, tokens, budget_z, share)
+            start = self._tick("proxy", start)
+        token = draw(residual[0], generator, target)
+        self._tick("proxy", start)
+        return VerifyOutcome(None, token)
+
+
+class DeterministicVerifier(Verifier):
+    """EAGLE-2 verification of fixed (one-hot q) drafts: accept x_i w.p. M_i(x_i) / R_i."""
+
+    method = "deterministic"
+    draws = "deterministic"
+
+    def _verify(self, target, draft, candidates, generator):
+        residual, reach = target, target.sum()
+        for index, token in enumerate(candidates):
+            mass, nxt = deterministic_step(residual, token)
+            if bool(uniform(target, generator) * reach < mass):
+                return VerifyOutcome(index, token)
+            residual, reach = nxt, nxt.sum()
+        return VerifyOutcome(None, draw(residual, generator, target))
+
+
+class GreedyVerifier(Verifier):
+    """T = 0: the emitted token is argmax target_probs; x_i is accepted iff it is that token."""
+
+    method = "greedy"
+    draws = "greedy"
+
+    def _verify(self, target, draft, candidates, generator):
+        token = int(torch.argmax(target))
+        index = candidates.index(token) if token in candidates else None
+        return VerifyOutcome(index, token)
+
+    def _no_candidates(self, target, generator) -> VerifyOutcome:
+        return VerifyOutcome(None, int(torch.argmax(target)))
+
+
+VERIFIERS = {
+    cls.method: cls
+    for cls in (
+        SpecInferVerifier,
+        SequoiaVerifier,
+        ERSVerifier,
+        ResiSpecVerifier,
+        GreedyVerifier,
+        DeterministicVerifier,
+    )
+}
+
+
+def get_verifier(method: str, **options) -> Verifier:
+    """Sampler for ``method``; options: validate=True, ers iterations/damping/tol, resispec budget/order."""
+    if method not in VERIFIERS:
+        raise ValueError(f"unknown verification method {method!r}; known: {sorted(VERIFIERS)}")
+    return VERIFIERS[method](**options)

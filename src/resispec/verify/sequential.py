@@ -1,0 +1,108 @@
+"""The exact sequential family with replacement (spec sections 2 and 4): plans, laws, acceptance.
+
+A plan is a per-step rule ``plan_step`` giving accepted masses c_i(v). ``specinfer`` is the greedy plan
+(future reach T = 0), ``ers`` uses the planned future reach T_{i+1} = sum_{j>i} R_j. The samplers in
+``samplers.py`` call the very same ``plan_step`` with the same T, so laws and samplers agree.
+All functions broadcast over leading batch dimensions: tensors are [..., V], reaches [...].
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def plan_step(
+    residual: torch.Tensor, reach: torch.Tensor, draft_probs: torch.Tensor, future_reach: torch.Tensor | float
+) -> torch.Tensor:
+    """Accepted mass c_i [..., V] = min(R_i q_i, max(0, M_i - q_i T_{i+1})); T = 0 gives the greedy plan."""
+    reach = torch.as_tensor(reach, dtype=residual.dtype, device=residual.device)
+    capacity = reach.unsqueeze(-1) * draft_probs  # [..., V]
+    if isinstance(future_reach, (int, float)) and future_reach == 0:
+        return torch.minimum(residual, capacity)
+    future = torch.as_tensor(future_reach, dtype=residual.dtype, device=residual.device)
+    deferred = (residual - draft_probs * future.unsqueeze(-1)).clamp_min(0)  # [..., V]
+    return torch.minimum(capacity, deferred)
+
+
+def run_plan(
+    target_probs: torch.Tensor, draft_probs: torch.Tensor, future_reach: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Run a plan with replacement. future_reach [k, ...] holds T_2..T_{k+1} (last one 0).
+
+    Returns accepted masses c [k, ..., V], reaches R [k+1, ...] (R_1..R_{k+1}) and the final residual
+    M_{k+1} [..., V].
+    """
+    residual = target_probs
+    reach = residual.sum(-1)
+    accepted, reaches = [], [reach]
+    for step in range(future_reach.shape[0]):
+        mass = plan_step(residual, reach, draft_probs, future_reach[step])
+        residual = (residual - mass).clamp_min(0)
+        reach = residual.sum(-1)
+        accepted.append(mass)
+        reaches.append(reach)
+    return torch.stack(accepted), torch.stack(reaches), residual
+
+
+def future_from_reach(reaches: torch.Tensor) -> torch.Tensor:
+    """T_{i+1} = sum_{j=i+1..k} R_j for i = 1..k, from reaches [k+1, ...]; returns [k, ...]."""
+    inner = reaches[1:-1]  # R_2..R_k, [k-1, ...]
+    tail = inner.flip(0).cumsum(0).flip(0)  # T_2..T_k
+    return torch.cat([tail, torch.zeros_like(reaches[:1])])
+
+
+def greedy_future(target_probs: torch.Tensor, num_candidates: int) -> torch.Tensor:
+    """The greedy (specinfer) plan: T = 0 at every step, [k, ...]."""
+    return target_probs.new_zeros((num_candidates,) + tuple(target_probs.shape[:-1]))
+
+
+def plan_ers(
+    target_probs: torch.Tensor,
+    draft_probs: torch.Tensor,
+    num_candidates: int,
+    *,
+    iterations: int = 20,
+    damping: float = 0.5,
+    tol: float = 1e-10,
+) -> torch.Tensor:
+    """ERS planning pass (spec section 4): damped fixed point on the reaches, keeping the best plan.
+
+    Starts from the greedy plan, so the returned future reach never accepts less than specinfer.
+    Returns future_reach [k, ...].
+    """
+    best_future = greedy_future(target_probs, num_candidates)
+    _, reaches, _ = run_plan(target_probs, draft_probs, best_future)
+    best_accept = 1 - reaches[-1]
+    smoothed = reaches
+    for _ in range(iterations):
+        future = future_from_reach(smoothed)
+        _, new_reaches, _ = run_plan(target_probs, draft_probs, future)
+        accept = 1 - new_reaches[-1]
+        better = accept > best_accept
+        best_future = torch.where(better, future, best_future)
+        best_accept = torch.where(better, accept, best_accept)
+        if (new_reaches - smoothed).abs().max() < tol:
+            break
+        smoothed = damping * smoothed + (1 - damping) * new_reaches
+    return best_future
+
+
+def future_for(method: str, target_probs: torch.Tensor, draft_probs: torch.Tensor, k: int, **options):
+    """The plan's future reach [k, ...] for ``specinfer`` (greedy) or ``ers``."""
+    if method == "specinfer":
+        if options:
+            raise ValueError(f"specinfer takes no options, got {sorted(options)}")
+        return greedy_future(target_probs, k)
+    if method == "ers":
+        unknown = set(options) - {"iterations", "damping", "tol"}
+        if unknown:
+            raise ValueError(f"unknown ers options {sorted(unknown)} (known: iterations, damping, tol)")
+        return plan_ers(target_probs, draft_probs, k, **options)
+    raise ValueError(f"method {method!r} is not a with-replacement sequential plan")
+
+
+def sequential_law(method, target_probs, draft_probs, num_candidates, **options):
+    """Exact output law sum_i c_i + M_{k+1} [..., V] and acceptance 1 - R_{k+1} [...] (float64 inputs)."""
+    future = future_for(method, target_probs, draft_probs, num_candidates, **options)
+    accepted, reaches, residual = run_plan(target_probs, draft_probs, future)
+    return accepted.sum(0) + residual, 1 - reaches[-1]

@@ -1,0 +1,39 @@
+"""Every file name the workflow writes, in one place (rules and tests share it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class WorkflowPaths:
+    results: str = "results"
+    reports: str = "reports"
+
+    def prompts(self, target: str = "{target}", dataset: str = "{dataset}") -> str:
+        return f"{self.results}/prompts/{target}/{dataset}.jsonl"
+
+    def model(self, model: str = "{model}") -> str:
+        return f"{self.results}/models/{model}/READY.json"
+
+    def raw(self, run: str = "{run}", method: str = "{method}") -> str:
+        return f"{self.results}/raw/{run}/{method}.jsonl"
+
+    def audit(self, run: str = "{run}", method: str = "{method}") -> str:
+        return f"{self.results}/audit/{run}/{method}.pt"
+
+    def exactness(self, run: str = "{run}", method: str = "{method}") -> str:
+        return f"{self.results}/exactness/{run}/{method}.csv"
+
+    def table(self, table: str = "{table}") -> str:
+        return f"{self.results}/tables/{table}.csv"
+
+    def log(self, rule: str, name: str) -> str:
+        return f"{self.results}/logs/{rule}/{name}.log"
+
+    def benchmark(self, rule: str, name: str) -> str:
+        return f"{self.results}/benchmarks/{rule}/{name}.tsv"
+
+    @property
+    def report_html(self) -> str:
+        return f"{self.reports}/report.html"

@@ -1,0 +1,16 @@
+# Stage 1: corpora -> prompt files, one JSONL per (target tokenizer, dataset).
+
+
+rule prepare_data:
+    input:
+        model=PATHS.model("{target}"),
+    output:
+        prompts=PATHS.prompts(),
+    log:
+        PATHS.log("prepare_data", "{target}/{dataset}"),
+    params:
+        dataset="{dataset}",
+        settings=settings_json(),
+    threads: 1
+    script:
+        "../scripts/prepare_data.py"
