@@ -51,7 +51,7 @@ def audit_nodes(method: str, nodes: list[dict], **options) -> list[dict]:
     for index, node in enumerate(nodes):
         if not node["candidates"]:
             continue
-        extra = {key: node[key] for key in ("step", "depth") if key in node}
+        extra = {key: node[key] for key in ("step", "depth", "prompt_id") if key in node}
         rows.append({"node": index, **extra, **audit_node(method, node, **options)})
     return rows
 

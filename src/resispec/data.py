@@ -102,7 +102,9 @@ def local_path(name: str, data_dir: str | Path) -> Path:
         path = Path(data_dir) / f"{name}{suffix}"
         if path.is_file():
             return path
-    raise FileNotFoundError(f"dataset {name}: no {name}.jsonl.gz or {name}.jsonl in {data_dir}. {_fixes(name)}")
+    raise FileNotFoundError(
+        f"dataset {name}: no {name}.jsonl.gz or {name}.jsonl in {data_dir}. {_fixes(name)}"
+    )
 
 
 def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
@@ -148,7 +150,9 @@ def _take(name: str, spec: HubCorpus, stream: Iterable[dict[str, Any]], n: int) 
     rows, start = [], time.monotonic()
     for index, row in enumerate(stream):
         doc_id = row.get(spec.id_field) if spec.id_field else None
-        rows.append({"id": str(doc_id or f"{name}-{index:07d}"), "text": row[spec.text_field], "dataset": name})
+        rows.append(
+            {"id": str(doc_id or f"{name}-{index:07d}"), "text": row[spec.text_field], "dataset": name}
+        )
         if len(rows) == n:
             break
         if len(rows) % 100 == 0:
@@ -171,7 +175,9 @@ def build_prompts(
     special tokens (e.g. Llama's BOS) before truncation. Documents that tokenize to nothing are skipped.
     """
     if prompt_tokens < 1 or max_new_tokens < 1:
-        raise ValueError(f"prompt_tokens ({prompt_tokens}) and max_new_tokens ({max_new_tokens}) must be >= 1")
+        raise ValueError(
+            f"prompt_tokens ({prompt_tokens}) and max_new_tokens ({max_new_tokens}) must be >= 1"
+        )
     prompts = []
     for row in corpus_rows:
         if "text" not in row or "id" not in row:

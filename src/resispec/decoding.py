@@ -1,4 +1,4 @@
-"""A decoding job's session: models loaded once, prompts decoded one by one into resumable files."""
+"""A decoding run's session: models loaded once, (method, prompt) pairs decoded into resumable files."""
 
 from __future__ import annotations
 
@@ -48,15 +48,18 @@ class DecodeSession:
         log.info("tree %s: %d nodes; device %s, dtype %s", job["tree"], tree.num_nodes, device, dtype)
         return cls(job, settings, target, draft, tree)
 
-    def resume(self, partial: Path, audit_partial: Path) -> set[str]:
-        """Prompt ids already finished (records and audit lines agree; extra audit lines are dropped)."""
-        done = {row["prompt_id"] for row in read_complete_lines(partial)}
-        audited = [row for row in read_complete_lines(audit_partial) if row["prompt_id"] in done]
-        if len(audited) != len(read_complete_lines(audit_partial)):
+    def resume(self, partial: Path, audit_partial: Path) -> set[tuple[str, str]]:
+        """(method, prompt id) pairs already finished; audit lines without a record are dropped."""
+        done = {(row["method"], row["prompt_id"]) for row in read_complete_lines(partial)}
+        lines = read_complete_lines(audit_partial)
+        audited = [row for row in lines if (row["method"], row["prompt_id"]) in done]
+        if len(audited) != len(lines):
             audit_partial.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in audited))
         return done
 
-    def decode_prompt(self, prompt: dict, seed: int, partial: Path, audit_partial: Path, nodes: int) -> None:
+    def decode_prompt(
+        self, method: str, prompt: dict, seed: int, partial: Path, audit_partial: Path, nodes: int
+    ) -> None:
         from resispec.engine import generate
 
         device = self.settings.get("device", "cpu")
@@ -66,26 +69,30 @@ class DecodeSession:
             self.target_model,
             self.draft,
             torch.tensor(prompt["input_ids"], dtype=torch.long),
-            method=job["method"],
+            method=method,
             tree=self.tree,
             temperature=float(job["temperature"]),
             max_new_tokens=int(prompt["max_new_tokens"]),
             generator=generator,
             audit_top=self.settings.get("audit", {}).get("top_tokens", 256),
         )
-        meta = {key: job[key] for key in ("dataset", "method", "tree", "temperature", "target", "draft")}
-        record = output.to_record(prompt_id=prompt["prompt_id"], seed=seed, **meta)
+        meta = {key: job[key] for key in ("dataset", "tree", "temperature", "target", "draft")}
+        record = output.to_record(prompt_id=prompt["prompt_id"], method=method, seed=seed, **meta)
         record["shaping_time_s"] = _shaping_times(output.steps)
         audit = [node for step in output.steps for node in step.audit][:nodes]
-        append_line(audit_partial, {"prompt_id": prompt["prompt_id"], "nodes": audit})
+        append_line(audit_partial, {"method": method, "prompt_id": prompt["prompt_id"], "nodes": audit})
         append_line(partial, record)  # last: a prompt counts as done only once both lines exist
 
     def finish(self, prompts, partial: Path, audit_partial: Path, records_out: str, audit_out: str) -> None:
         """Publish records in prompt order and the audit file; remove the partial files."""
         order = {p["prompt_id"]: i for i, p in enumerate(prompts)}
-        rows = sorted(read_complete_lines(partial), key=lambda r: order[r["prompt_id"]])
-        audits = sorted(read_complete_lines(audit_partial), key=lambda r: order[r["prompt_id"]])
-        nodes = [dict(node, prompt_id=a["prompt_id"]) for a in audits for node in a["nodes"]]
+        methods = {m: i for i, m in enumerate(self.job["methods"])}
+        key = lambda row: (methods[row["method"]], order[row["prompt_id"]])  # noqa: E731
+        rows = sorted(read_complete_lines(partial), key=key)
+        audits = sorted(read_complete_lines(audit_partial), key=key)
+        nodes = [
+            dict(node, method=a["method"], prompt_id=a["prompt_id"]) for a in audits for node in a["nodes"]
+        ]
         torch.save({"job": self.job, "nodes": nodes}, audit_out)
         tmp = Path(records_out + ".tmp")
         tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))

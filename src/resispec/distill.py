@@ -65,9 +65,10 @@ def teacher_topk(
     for first in range(0, chunks.shape[0], batch_size):
         ids = chunks[first : first + batch_size]  # [b, S]
         out = teacher(input_ids=ids.to(target.device), output_hidden_states=with_features)
-        log_probs = torch.log_softmax(out.logits.float(), dim=-1)  # [b, S, V]
-        top = log_probs.topk(top_k, dim=-1)
-        probs.append(top.values.exp().to(torch.float16).cpu())
+        logits = out.logits.float()  # [b, S, V]
+        top = logits.topk(top_k, dim=-1)
+        top_log_probs = top.values - logits.logsumexp(dim=-1, keepdim=True)  # [b, S, k]
+        probs.append(top_log_probs.exp().to(torch.float16).cpu())
         indices.append(top.indices.to(torch.int32).cpu())
         if with_features:
             feats.append(out.hidden_states[-1].to(torch.bfloat16).cpu())  # [b, S, H]

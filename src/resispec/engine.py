@@ -43,7 +43,10 @@ class _Target:
         if len(prompt) < 2:
             return None
         out = self.model(
-            input_ids=prompt[None, :-1], cache=self.cache, use_cache=True, output_hidden_states=self.want_features
+            input_ids=prompt[None, :-1],
+            cache=self.cache,
+            use_cache=True,
+            output_hidden_states=self.want_features,
         )
         return out.hidden_states[-1][0] if self.want_features else None
 
@@ -77,13 +80,15 @@ def _walk(draft: DraftTree, target_probs: torch.Tensor, verifier, generator, aud
     position_accepted = [0] * tree.max_branch
     depth_tried = [0] * (tree.depth - 1)
     depth_accepted = [0] * (tree.depth - 1)
-    audit, path, node = [], [], 0
+    audit, path, node, shaping = [], [], 0, {}
     while True:
         kids = [c for c in tree.children[node] if valid[c]]
         candidates = draft.tokens[kids]  # [k]
         draft_row = draft.draft_probs[node] if kids else target_probs[node]  # leaves: unused by k = 0
         outcome = verifier(target_probs[node], draft_row, candidates, generator)
         index = outcome.accepted_index
+        for key, seconds in getattr(verifier, "last_timings", {}).items():
+            shaping[key] = shaping.get(key, 0.0) + seconds
         if kids:
             depth = tree.depths[node]
             depth_tried[depth] += 1
@@ -101,7 +106,8 @@ def _walk(draft: DraftTree, target_probs: torch.Tensor, verifier, generator, aud
                 )
             )  # fmt: skip
         if index is None:
-            return path, int(outcome.token), (position_tried, position_accepted, depth_tried, depth_accepted), audit
+            lists = (position_tried, position_accepted, depth_tried, depth_accepted)
+            return path, int(outcome.token), lists, audit, shaping
         node = kids[index]
         path.append(node)
 
@@ -204,7 +210,9 @@ def _step(target, drafter, verifier, committed, tree, temperature, generator, au
     """One draft / verify / commit step; returns its record and the committed tokens (untruncated)."""
     device = committed.device
     t0 = time.perf_counter()
-    draft = drafter.propose(committed, tree, draws=verifier.draws, temperature=temperature, generator=generator)
+    draft = drafter.propose(
+        committed, tree, draws=verifier.draws, temperature=temperature, generator=generator
+    )
     _sync(device)
     t1 = time.perf_counter()
     prefix_len = cache_length(target.cache)
@@ -212,13 +220,15 @@ def _step(target, drafter, verifier, committed, tree, temperature, generator, au
     target_probs = process_logits(logits, temperature)  # [N, V]
     _sync(device)
     t2 = time.perf_counter()
-    path, token, lists, audit = _walk(draft, target_probs, verifier, generator, audit_top)
+    path, token, lists, audit, shaping = _walk(draft, target_probs, verifier, generator, audit_top)
     emitted = [int(t) for t in draft.tokens[path].tolist()] + [token]
     target.keep_path(path, prefix_len)
     new_committed = torch.cat([committed, torch.tensor(emitted, dtype=torch.long, device=device)])
     drafter.update(new_committed, path, None if features is None else features[[0, *path]])
     _sync(device)
     t3 = time.perf_counter()
-    record = StepRecord(len(emitted), *lists, time_draft_s=t1 - t0, time_target_s=t2 - t1, time_verify_s=t3 - t2)
-    record.audit = audit
+    record = StepRecord(
+        len(emitted), *lists, time_draft_s=t1 - t0, time_target_s=t2 - t1, time_verify_s=t3 - t2
+    )
+    record.audit, record.shaping_time_s = audit, shaping
     return record, emitted

@@ -46,7 +46,9 @@ def parse_source(source: str) -> Source:
     """Parse `hf:REPO[@REV]`, `pypi:PACKAGE[==VER]/PATH.gguf` or `local:DIR`; ValueError names the source."""
     kind, sep, rest = str(source).partition(":")
     if not sep or not rest:
-        raise ValueError(f"model source {source!r}: expected hf:REPO[@REV], pypi:PACKAGE/PATH.gguf or local:DIR")
+        raise ValueError(
+            f"model source {source!r}: expected hf:REPO[@REV], pypi:PACKAGE/PATH.gguf or local:DIR"
+        )
     if kind == "hf":
         repo, _, rev = rest.partition("@")
         if repo.count("/") != 1:

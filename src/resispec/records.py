@@ -28,6 +28,7 @@ class StepRecord:
     time_target_s: float = 0.0
     time_verify_s: float = 0.0
     audit: list[dict] = field(default_factory=list)
+    shaping_time_s: dict[str, float] = field(default_factory=dict)  # verifier budgeting/redistribution/proxy
 
 
 @dataclass

@@ -51,6 +51,27 @@ class Job:
         return {**self.row, "table": self.table, "method": self.method, "num_prompts": self.num_prompts}
 
 
+RUN_KEYS = ("target", "draft", "dataset", "temperature", "tree")
+
+
+def group_runs(jobs: list[Job]) -> dict[str, dict[str, Any]]:
+    """Decoding runs by id: the configuration shared by jobs and every method any table asks of it."""
+    runs: dict[str, dict[str, Any]] = {}
+    for job in jobs:
+        run = runs.setdefault(
+            job.run,
+            {
+                "run": job.run,
+                **{k: job.row[k] for k in RUN_KEYS},
+                "num_prompts": job.num_prompts,
+                "methods": [],
+            },
+        )
+        if job.method not in run["methods"]:
+            run["methods"].append(job.method)
+    return runs
+
+
 def _sheet_schema() -> dict[str, Any]:
     return yaml.safe_load((schema_path().parent / "sheet.schema.yaml").read_text())
 

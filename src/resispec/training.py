@@ -87,14 +87,18 @@ def init_draft(target, config, generator: torch.Generator):
             if param.ndim == 1:
                 param.fill_(1.0)
             else:
-                std = 0.02 / math.sqrt(2 * config.num_hidden_layers) if "o_proj" in name or "down" in name else 0.02
+                std = (
+                    0.02 / math.sqrt(2 * config.num_hidden_layers)
+                    if "o_proj" in name or "down" in name
+                    else 0.02
+                )
                 param.copy_(torch.randn(param.shape, generator=generator) * std)
         embed = target.get_input_embeddings().weight.detach().float()  # [V, H_target]
         _, _, right = torch.linalg.svd(embed - embed.mean(0), full_matrices=False)  # right: [H_t, H_t]
         projected = embed @ right[: config.hidden_size].T  # [V, hidden]
         draft.get_input_embeddings().weight.copy_(projected)
-        target_norm = target.model.norm.weight.detach().float()
-        draft.model.norm.weight.fill_(float(target_norm.pow(2).mean().sqrt()))
+        # final-norm gain so that initial logits have unit scale: std(logit) ~ gain * |embedding row|
+        draft.model.norm.weight.fill_(float(1.0 / projected.norm(dim=-1).mean()))
     draft.tie_weights()
     return draft
 
@@ -159,12 +163,17 @@ def _train_loop(draft, targets: TeacherTargets, *, steps, seconds, batch_size, l
         loss.backward()
         torch.nn.utils.clip_grad_norm_(draft.parameters(), 1.0)
         optimizer.step()
-        history.append((step, float(loss)))
+        history.append((step, loss.item()))
         elapsed = time.monotonic() - start
         if step == 1 or step % 50 == 0:
             eta = min((steps - step) * elapsed / step, seconds - elapsed)
-            log.info("draft step %d loss %.4f, %.0f tok/s, ETA %.0f s", step, float(loss),
-                     step * targets.tokens[index].numel() / elapsed, max(eta, 0))
+            log.info(
+                "draft step %d loss %.4f, %.0f tok/s, ETA %.0f s",
+                step,
+                float(loss),
+                step * targets.tokens[index].numel() / elapsed,
+                max(eta, 0),
+            )
         if elapsed >= seconds:
             break
     draft.eval()
@@ -207,7 +216,9 @@ def train_draft(
     config = make_draft_config(target.config, layers=layers, hidden=hidden)
     ratio = compute_ratio(config, target.config)
     if ratio > max_compute_ratio:
-        raise ValueError(f"draft layers={layers}, hidden={hidden} costs {ratio:.1%} of the target (> {max_compute_ratio:.0%})")
+        raise ValueError(
+            f"draft layers={layers}, hidden={hidden} costs {ratio:.1%} of the target (> {max_compute_ratio:.0%})"
+        )
     tokenizer = None
     if texts is not None:
         from resispec.models import load_tokenizer
@@ -228,8 +239,16 @@ def train_draft(
     targets = teacher_topk(target, chunks, top_k=top_k, seconds=teacher_fraction * seconds, amp=amp)
     report["teacher_tokens"] = int(targets.tokens.numel())
     remaining = max(seconds - (time.monotonic() - start) - 0.05 * seconds, 1.0)
-    history = _train_loop(draft, targets, steps=steps, seconds=remaining, batch_size=batch_size,
-                          lr=lr, generator=generator, amp=amp)
+    history = _train_loop(
+        draft,
+        targets,
+        steps=steps,
+        seconds=remaining,
+        batch_size=batch_size,
+        lr=lr,
+        generator=generator,
+        amp=amp,
+    )
     report.update(_summarise_history(history))
     report["acceptance"] = {str(t): measure_acceptance(target, draft, heldout, t) for t in (1.0, 0.6)}
     report["train_seconds"] = time.monotonic() - start

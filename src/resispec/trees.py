@@ -131,7 +131,7 @@ def complete(depth: int, branch: int) -> Tree:
 
 
 def chain(length: int) -> Tree:
-    """A chain drafting ``length`` tokens (``num_nodes == length + 1``); same as ``complete(length + 1, 1)``."""
+    """A chain drafting ``length`` tokens (``num_nodes == length + 1``), i.e. ``complete(length + 1, 1)``."""
     if length < 0:
         raise ValueError(f"length must be >= 0, got {length}")
     return Tree(tuple(range(-1, length)), name=f"chain{length}")
@@ -199,7 +199,9 @@ def sequoia(acceptance: Sequence[float], budget: int, max_depth: int | None = No
         finite = np.isfinite(best)
         for position in range(len(acc)):
             scaled = np.full(size, -np.inf)
-            scaled[finite] = acc[position] * best[finite]  # subtree value weighted by its position's acceptance
+            scaled[finite] = (
+                acc[position] * best[finite]
+            )  # subtree value weighted by its position's acceptance
             knap, arg = _maxplus(knap, scaled)
             splits.append(arg)
             improve = np.full(size, -np.inf)

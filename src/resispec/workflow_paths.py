@@ -16,14 +16,14 @@ class WorkflowPaths:
     def model(self, model: str = "{model}") -> str:
         return f"{self.results}/models/{model}/READY.json"
 
-    def raw(self, run: str = "{run}", method: str = "{method}") -> str:
-        return f"{self.results}/raw/{run}/{method}.jsonl"
+    def raw(self, run: str = "{run}") -> str:
+        return f"{self.results}/raw/{run}.jsonl"
 
-    def audit(self, run: str = "{run}", method: str = "{method}") -> str:
-        return f"{self.results}/audit/{run}/{method}.pt"
+    def audit(self, run: str = "{run}") -> str:
+        return f"{self.results}/audit/{run}.pt"
 
-    def exactness(self, run: str = "{run}", method: str = "{method}") -> str:
-        return f"{self.results}/exactness/{run}/{method}.csv"
+    def exactness(self, run: str = "{run}") -> str:
+        return f"{self.results}/exactness/{run}.csv"
 
     def table(self, table: str = "{table}") -> str:
         return f"{self.results}/tables/{table}.csv"

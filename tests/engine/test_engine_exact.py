@@ -16,7 +16,7 @@ from resispec.engine import generate
 
 ALPHA = 0.001
 VOCAB = 6
-SAMPLES = 1500
+SAMPLES = 1000
 PROMPT = torch.tensor([1, 4, 2])
 TEMPERATURE = 1.0
 
@@ -34,7 +34,7 @@ def exact_law(model) -> torch.Tensor:
     logits = model(input_ids=ids).logits.double() / TEMPERATURE
     probs = torch.softmax(logits[:, len(PROMPT) - 1 :], dim=-1)  # [V^2, 3, V]
     first = probs[0, 0]  # [V]
-    second = probs[:: VOCAB, 1]  # [V, V]: row x1
+    second = probs[::VOCAB, 1]  # [V, V]: row x1
     third = probs[:, 2].reshape(VOCAB, VOCAB, VOCAB)  # [x1, x2, x3]
     return first[:, None, None] * second[:, :, None] * third
 

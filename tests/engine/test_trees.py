@@ -83,9 +83,7 @@ def test_sequoia_dp_is_brute_force_optimum(acc, budget, max_depth):
     value = sum(
         _prod(acc[tree.sibling_index[m]] for m in tree.path_to(node)[1:]) for node in range(tree.num_nodes)
     )
-    brute = max(
-        _value(s, acc) for n in range(1, budget + 1) for s in _all_trees(n, max_depth, len(acc))
-    )
+    brute = max(_value(s, acc) for n in range(1, budget + 1) for s in _all_trees(n, max_depth, len(acc)))
     assert value == pytest.approx(brute, abs=1e-9)
 
 

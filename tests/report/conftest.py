@@ -1,4 +1,8 @@
-"""Synthetic tidy results tables in the documented format (docs/architecture.md), for report tests."""
+"""Synthetic tidy results in the documented format (docs/architecture.md), for the report tests.
+
+Mirrors the aggregator's output: the contract's columns plus ``row`` and ``host``; per-node exactness
+files in ``exactness/{run}.csv``. Values are random (seeded) and mean nothing.
+"""
 
 from __future__ import annotations
 
@@ -9,80 +13,72 @@ import numpy as np
 import pandas as pd
 import pytest
 
-TARGET, DRAFT = "SmolLM2-135M", "smol-draft-8M"
+TARGET, DRAFT, SMALL, EAGLE = "tiny-target", "tiny-draft", "tiny-draft-small", "tiny-eagle"
 DATASETS = ("cnn_dailymail", "openwebtext", "c4")
-EXACT = ("specinfer", "ers", "sequoia")
+ADD_ON = ("resispec", "ers")
 
 
-def _row(rng, table, dataset, temperature, tree, method, metric, mean, rel_sd=0.05, n=20):
+def _row(rng, key: dict, metric: str, mean: float, rel_sd: float = 0.05, n: int = 20) -> dict:
     half = 1.96 * abs(mean) * rel_sd * rng.uniform(0.5, 1.5) / np.sqrt(n)
-    key = dict(table=table, target=TARGET, draft=DRAFT, dataset=dataset, temperature=temperature, tree=tree)
-    return {
-        **key,
-        "method": method,
-        "metric": metric,
-        "mean": mean,
-        "ci_low": mean - half,
-        "ci_high": mean + half,
-        "n": n,
-    }
+    return {**key, "metric": metric, "mean": mean, "ci_low": mean - half, "ci_high": mean + half, "n": n}
 
 
-def _decode_rows(rng, table, configs, methods):
+def _key(table, dataset, temperature, tree, method, host="specinfer", draft=DRAFT) -> dict:
+    return dict(table=table, row=f"{dataset}_{temperature}_{tree}", host=host, target=TARGET, draft=draft,
+                dataset=dataset, temperature=temperature, tree=tree, method=method)  # fmt: skip
+
+
+def _decode_rows(rng, table, configs, methods, host="specinfer", draft=DRAFT) -> list[dict]:
     rows = []
     for (dataset, temperature, tree), method in itertools.product(configs, methods):
-        length = rng.uniform(1.5, 2.5) * (1.3 if "resispec" in method or method == "ers" else 1.0)
-        rows.append(_row(rng, table, dataset, temperature, tree, method, "accepted_length", length))
-        rows.append(_row(rng, table, dataset, temperature, tree, method, "throughput", 20 * length))
+        key = _key(table, dataset, temperature, tree, method, host, draft)
+        length = rng.uniform(1.5, 2.5) * (1.3 if method in ADD_ON else 1.0)
+        rows += [_row(rng, key, "accepted_length", length), _row(rng, key, "throughput", 20 * length)]
+        kl = 0.02 if method == "resispec" else 10 ** rng.uniform(-17, -15)
+        rows += [_row(rng, key, "kl", kl), _row(rng, key, "tv", np.sqrt(kl / 2))]
     return rows
 
 
-def _table3(rng):
-    rows = _decode_rows(rng, "table3", [("cnn_dailymail", 1.0, t) for t in ("d7b2", "d5b3", "d4b5", "d3b11")],
-                        ("specinfer", "resispec"))  # fmt: skip
-    for tree, cost in {"d7b2": 127, "d5b3": 121, "d4b5": 156, "d3b11": 133}.items():
-        rows.append(
-            _row(rng, "table3", "cnn_dailymail", 1.0, tree, "specinfer", "verification_cost", cost, 0.0)
-        )
+def _tables(rng) -> list[dict]:
+    grid = list(itertools.product(DATASETS, (1.0, 0.6), ("d5b3",)))
+    rows = _decode_rows(rng, "table1", grid, ("specinfer", "resispec", "ers"))
+    rows += _decode_rows(
+        rng, "table2", [("cnn_dailymail", 1.0, "sequoia64x6")], ("sequoia", "resispec"), "sequoia"
+    )
+    trees = ("d7b2", "d5b3", "d4b5", "d3b11")
+    rows += _decode_rows(rng, "table3", [("cnn_dailymail", 1.0, t) for t in trees], ("specinfer", "resispec"))
+    rows += _decode_rows(rng, "table4", grid, ("specinfer", "resispec"))
+    rows += _decode_rows(
+        rng, "table5", [("cnn_dailymail", 1.0, f"k{n}d4") for n in (1, 2, 4, 8)], ("specinfer",)
+    )
+    table6 = list(itertools.product(DATASETS, (1.0,), ("d5b3", "d4b4")))
+    for draft in (DRAFT, SMALL):
+        rows += _decode_rows(rng, "table6", table6, ("specinfer", "resispec"), draft=draft)
     return rows
 
 
-def _table4(rng):
-    configs = itertools.product(DATASETS, (1.0, 0.6), ("specinfer", "resispec"))
-    kl = {m: (lambda: 10 ** rng.uniform(-17, -15)) for m in EXACT} | {"resispec": lambda: 0.02}
-    return [_row(rng, "table4", d, t, "d5b3", m, "kl", kl[m]()) for d, t, m in configs]
-
-
-def _figure_rows(rng):
+def _figure_rows(rng) -> list[dict]:
     rows = []
-    for method, temperature in itertools.product(("specinfer", "resispec", "ers"), (0.6, 1.0)):
+    for method, temperature in itertools.product(("specinfer", "resispec"), (0.6, 1.0)):
         first = rng.uniform(0.5, 0.7)
+        key = _key("figure1", "cnn_dailymail", temperature, "d5b3", method)
         for i in range(1, 4):
             value = first * (0.25 ** (i - 1) if method == "specinfer" else 0.7 ** (i - 1))
-            rows.append(_row(rng, "figure1", "cnn_dailymail", temperature, "d5b3", method,
-                             f"position_acceptance_{i}", value))  # fmt: skip
-    for method in ("specinfer", "resispec", "ers", "sequoia+resispec", "eagle+resispec"):
+            rows.append(_row(rng, key, f"position_acceptance_{i}", value))
+    hosts = [("specinfer", "specinfer"), ("specinfer", "resispec"), ("sequoia", "sequoia")]
+    hosts += [("sequoia", "resispec"), ("eagle", "sequoia"), ("eagle", "resispec")]
+    for host, method in hosts:
+        key = _key("figure3", "cnn_dailymail", 1.0, "d5b3", method, host, EAGLE if host == "eagle" else DRAFT)
         for metric, value in (("time_draft_s", 0.02), ("time_target_s", 0.05), ("time_verify_s", 0.004)):
-            rows.append(_row(rng, "figure3", "cnn_dailymail", 1.0, "d5b3", method, metric, value))
-        if method != "specinfer":
-            for metric, value in (("shaping_budget_s", 1e-3), ("shaping_redistribution_s", 2e-3),
-                                  ("shaping_proxy_s", 5e-4)):  # fmt: skip
-                rows.append(_row(rng, "figure3", "cnn_dailymail", 1.0, "d5b3", method, metric, value))
+            rows.append(_row(rng, key, metric, value))
+        if method == "resispec":
+            for part, value in (("budget", 1e-3), ("redistribution", 2e-3), ("proxy", 5e-4)):
+                rows.append(_row(rng, key, f"shaping_{part}_s", value))
     return rows
 
 
-def _audit(rng, nodes):
-    rows = []
-    for (method, dataset, temperature), group in nodes.groupby(["method", "dataset", "temperature"]):
-        for metric in ("acceptance", "alpha_star", "kl", "tv"):
-            rows.append(
-                _row(rng, "audit", dataset, temperature, "d5b3", method, metric, group[metric].mean())
-            )
-    return rows
-
-
-def make_nodes(rng, n_nodes=40):
-    """Per-node audit rows: exact methods stay below alpha*, 'resispec' exceeds it on some nodes."""
+def make_nodes(rng, n_nodes: int = 40) -> pd.DataFrame:
+    """Per-node audit rows: exact verifiers stay below alpha*; 'resispec' exceeds it on some nodes."""
     rows = []
     for method, temperature in itertools.product(("specinfer", "ers", "resispec"), (0.6, 1.0)):
         alpha = rng.uniform(0.4, 0.95, n_nodes)
@@ -91,48 +87,38 @@ def make_nodes(rng, n_nodes=40):
         kl = (
             10 ** rng.uniform(-17, -14, n_nodes) if method != "resispec" else rng.uniform(1e-3, 5e-2, n_nodes)
         )
-        for a, s, k in zip(acceptance, alpha, kl, strict=True):
-            rows.append(dict(method=method, dataset="cnn_dailymail", temperature=temperature, acceptance=a,
-                             alpha_star=s, kl=k, tv=np.sqrt(k / 2)))  # fmt: skip
+        rows += [dict(method=method, dataset="cnn_dailymail", temperature=temperature, tree="d5b3", node=i,
+                      acceptance=a, alpha_star=s, kl=k, tv=np.sqrt(k / 2), law_err=0.0)
+                 for i, (a, s, k) in enumerate(zip(acceptance, alpha, kl, strict=True))]  # fmt: skip
     return pd.DataFrame(rows)
 
 
-def write_synthetic_results(
-    root: Path, seed: int = 7, skip: tuple[str, ...] = ("table6",)
-) -> dict[str, Path]:
-    """Write ``root``/tables/*.csv and ``root``/audit/nodes.csv; tables in ``skip`` are left out."""
+def write_synthetic_results(root: Path, seed: int = 7, skip: tuple[str, ...] = ()) -> dict[str, Path]:
+    """Write ``root``/tables/{table}.csv and ``root``/exactness/{run}.csv; tables in ``skip`` are left out."""
     rng = np.random.default_rng(seed)
-    tables_dir, audit_dir = root / "tables", root / "audit"
+    tables_dir, nodes_dir = root / "tables", root / "exactness"
     tables_dir.mkdir(parents=True, exist_ok=True)
-    audit_dir.mkdir(parents=True, exist_ok=True)
-    nodes = make_nodes(rng)
-    nodes.to_csv(audit_dir / "nodes.csv", index=False)
-    grid = list(itertools.product(DATASETS, (1.0, 0.6), ("d5b3",)))
-    rows = _decode_rows(rng, "table1", grid, ("specinfer", "resispec", "ers"))
-    rows += _decode_rows(rng, "table2", [("cnn_dailymail", 1.0, "sequoia-b32")],
-                         ("sequoia", "sequoia+resispec"))  # fmt: skip
-    rows += _table3(rng) + _table4(rng) + _figure_rows(rng) + _audit(rng, nodes)
-    rows += _decode_rows(
-        rng, "table5", [("cnn_dailymail", 1.0, f"d4b{n}") for n in (1, 2, 4, 8)], ("specinfer",)
-    )
-    rows += _decode_rows(rng, "table6", list(itertools.product(DATASETS, (1.0,), ("d5b3", "d4b4"))),
-                         ("specinfer", "resispec"))  # fmt: skip
-    frame = pd.DataFrame(rows)
+    nodes_dir.mkdir(parents=True, exist_ok=True)
+    for (method, temperature), part in make_nodes(rng).groupby(["method", "temperature"]):
+        part.to_csv(nodes_dir / f"cnn_t{temperature:g}_{method}.csv", index=False)
+    frame = pd.DataFrame(_tables(rng) + _figure_rows(rng))
     for table, part in frame.groupby("table"):
         if table not in skip:
             part.to_csv(tables_dir / f"{table}.csv", index=False)
-    return {"tables": tables_dir, "nodes": audit_dir / "nodes.csv"}
-
-
-SYNTHETIC_CONFIG = {
-    "target": TARGET,
-    "draft": DRAFT,
-    "device": "cpu",
-    "report": {"reasons": {"table6": "the Sheared-LLaMA pair is not part of the embedded default run"}},
-}
+    return {"tables": tables_dir, "nodes": nodes_dir}
 
 
 @pytest.fixture
-def synthetic_results(tmp_path):
-    """Paths of a synthetic results tree (table6 left out; table2 has no EAGLE rows)."""
+def synthetic_results(tmp_path) -> dict[str, Path]:
+    """Paths of a synthetic results tree: every table (Table 2 without the EAGLE host) and the node files."""
     return write_synthetic_results(tmp_path / "results")
+
+
+@pytest.fixture
+def synthetic_config() -> dict:
+    """A run configuration as the report receives it, with one stated reason for cells not run."""
+    return {
+        "run_name": "synthetic",
+        "device": "cpu",
+        "report": {"reasons": {"table2/eagle": "no EAGLE head in this synthetic run"}},
+    }

@@ -93,7 +93,9 @@ def brute_force_alpha_star(target, draft, k):
 
 def test_alpha_star_equals_brute_force_minimum():
     for target, draft, k in random_cases(seed=6, count=150, vocab_range=(2, 10), k_range=(1, 6)):
-        assert alpha_star(target, draft, k) == pytest.approx(brute_force_alpha_star(target, draft, k), abs=1e-12)
+        assert alpha_star(target, draft, k) == pytest.approx(
+            brute_force_alpha_star(target, draft, k), abs=1e-12
+        )
 
 
 def test_resispec_reproduces_the_spec_test_vector():
@@ -107,7 +109,9 @@ def test_resispec_laws_are_distributions_and_mostly_inexact():
     inexact = 0
     cases = list(random_cases(seed=7, count=40, vocab_range=(3, 6), k_range=(1, 3)))
     for target, draft, k in cases:
-        for budget, order in itertools.product(("local", "global"), ("decreasing_q", "increasing_q", "index")):
+        for budget, order in itertools.product(
+            ("local", "global"), ("decreasing_q", "increasing_q", "index")
+        ):
             law = output_law("resispec", target, draft, k, budget=budget, order=order)
             assert float(law.sum()) == pytest.approx(1.0, abs=1e-12)
             assert (law >= 0).all()

@@ -24,7 +24,9 @@ def lp_optimum(target, draft, k):
             reach_row[step * vocab + token] += 1
             rows += [residual_row, reach_row]
             bounds += [target[token], draft[token]]
-    result = linprog(-np.ones(n), A_ub=np.array(rows), b_ub=np.array(bounds), bounds=(0, None), method="highs")
+    result = linprog(
+        -np.ones(n), A_ub=np.array(rows), b_ub=np.array(bounds), bounds=(0, None), method="highs"
+    )
     assert result.status == 0, result.message
     return -result.fun
 

@@ -92,8 +92,12 @@ def test_identical_generators_give_identical_draws(method):
     runs = []
     for _ in range(2):
         generator = torch.Generator().manual_seed(42)
-        runs.append([verifier(target, draft, candidates_for(verifier.draws, draft, k, generator), generator)
-                     for _ in range(50)])
+        runs.append(
+            [
+                verifier(target, draft, candidates_for(verifier.draws, draft, k, generator), generator)
+                for _ in range(50)
+            ]
+        )
     assert runs[0] == runs[1]
 
 
@@ -112,9 +116,14 @@ def test_no_candidates_draws_from_target(method):
 
 def test_contract_attributes_timings_and_errors():
     draws = {m: get_verifier(m).draws for m in METHODS}
-    assert draws == {"specinfer": "with_replacement", "sequoia": "without_replacement",
-                     "ers": "with_replacement", "resispec": "with_replacement", "greedy": "greedy",
-                     "deterministic": "deterministic"}
+    assert draws == {
+        "specinfer": "with_replacement",
+        "sequoia": "without_replacement",
+        "ers": "with_replacement",
+        "resispec": "with_replacement",
+        "greedy": "greedy",
+        "deterministic": "deterministic",
+    }
     assert all(get_verifier(m).method == m for m in METHODS)
     target, draft = torch.tensor([0.4, 0.3, 0.3]), torch.tensor([0.6, 0.3, 0.1])
     generator = torch.Generator().manual_seed(0)

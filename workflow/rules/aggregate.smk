@@ -3,15 +3,15 @@
 
 
 def table_inputs(wildcards):
-    jobs = TABLE_JOBS[wildcards.table]
+    runs = sorted({job.run for job in TABLE_JOBS[wildcards.table]})
     return {
-        "records": [PATHS.raw(job.run, job.method) for job in jobs],
-        "exactness": [PATHS.exactness(job.run, job.method) for job in jobs],
+        "records": [PATHS.raw(run) for run in runs],
+        "exactness": [PATHS.exactness(run) for run in runs],
     }
 
 
 def table_jobs_json(wildcards):
-    return json.dumps([job.describe() for job in TABLE_JOBS[wildcards.table]], sort_keys=True)
+    return json.dumps([dict(job.describe(), run=job.run) for job in TABLE_JOBS[wildcards.table]], sort_keys=True)
 
 
 rule aggregate:
@@ -27,7 +27,6 @@ rule aggregate:
     log:
         PATHS.log("aggregate", "{table}"),
     params:
-        table="{table}",
         jobs=table_jobs_json,
         settings=settings_json(),
     threads: 1

@@ -1,10 +1,10 @@
 # Shared definitions: validated config (defaults come from the schema), jobs expanded from the sheets.
-# A decoding run is identified by its configuration (`run`) and verifier (`method`): tables whose rows
-# share a configuration share the run.
+# A decoding run is identified by its configuration (`run`); it decodes its prompts with every method
+# that any table asks of that configuration, so tables that share settings share the run.
 import json
 
 from resispec.config import validate_config
-from resispec.sheets import expand_jobs
+from resispec.sheets import expand_jobs, group_runs
 from resispec.workflow_paths import WorkflowPaths
 
 
@@ -13,25 +13,20 @@ PATHS = WorkflowPaths(config["results_dir"], config["reports_dir"])
 TABLE_JOBS = {}
 for _job in expand_jobs(config):
     TABLE_JOBS.setdefault(_job.table, []).append(_job)
-RUNS = {job.key: job for jobs in TABLE_JOBS.values() for job in jobs}
+RUNS = group_runs([job for jobs in TABLE_JOBS.values() for job in jobs])
 TABLES = sorted(TABLE_JOBS)
 
 
 wildcard_constraints:
     run="[A-Za-z0-9._-]+",
-    method="[a-z]+",
     table="[a-z0-9]+",
     model="[A-Za-z0-9._-]+",
     target="[A-Za-z0-9._-]+",
-    dataset="[a-z_]+",
-
-
-def run_of(wildcards):
-    return RUNS[f"{wildcards.run}/{wildcards.method}"]
+    dataset="[a-z0-9_]+",
 
 
 def run_json(wildcards):
-    return json.dumps(run_of(wildcards).describe(), sort_keys=True)
+    return json.dumps(RUNS[wildcards.run], sort_keys=True)
 
 
 def model_spec(name):

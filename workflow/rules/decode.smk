@@ -1,10 +1,10 @@
-# Stage 3: one decoding job per (sheet row, method). Raw per-prompt records are appended to a
-# `.partial` file as each prompt finishes, so a killed job resumes where it stopped; the declared
-# output appears only when every prompt is done.
+# Stage 3: one decoding job per run (a configuration decoded with each of its methods). Raw
+# per-prompt records are appended to a `.partial` file as each prompt finishes, so a killed job
+# resumes where it stopped; the declared outputs appear only when every prompt is done.
 
 
 def decode_inputs(wildcards):
-    row = run_of(wildcards).row
+    row = RUNS[wildcards.run]
     return {
         "prompts": PATHS.prompts(row["target"], row["dataset"]),
         "target": PATHS.model(row["target"]),
@@ -19,15 +19,15 @@ rule decode:
         records=PATHS.raw(),
         audit=PATHS.audit(),
     log:
-        PATHS.log("decode", "{run}/{method}"),
+        PATHS.log("decode", "{run}"),
     benchmark:
-        PATHS.benchmark("decode", "{run}/{method}")
+        PATHS.benchmark("decode", "{run}")
     params:
         job=run_json,
         settings=settings_json(),
     threads: config["threads"]
     resources:
-        gpu=lambda wildcards: model_gpus(run_of(wildcards).row["target"]),
+        gpu=lambda wildcards: model_gpus(RUNS[wildcards.run]["target"]),
         mem_mb=config["resources"]["mem_mb"],
         runtime=config["resources"]["runtime"],
     script:

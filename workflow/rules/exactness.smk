@@ -8,7 +8,7 @@ rule exactness:
     output:
         nodes=PATHS.exactness(),
     log:
-        PATHS.log("exactness", "{run}/{method}"),
+        PATHS.log("exactness", "{run}"),
     params:
         job=run_json,
         settings=settings_json(),

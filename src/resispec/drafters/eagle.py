@@ -58,11 +58,15 @@ class EagleDrafter(Drafter):
 
     def _all_features(self) -> torch.Tensor:
         if not self._features:
-            raise ValueError("target_features: the EAGLE drafter was given no target features (prompt too short?)")
+            raise ValueError(
+                "target_features: the EAGLE drafter was given no target features (prompt too short?)"
+            )
         return torch.cat(self._features, dim=0)  # [L-1, H]
 
     def _run(self, tokens, features, positions, mask):
-        out_features, logits = self._call(self.head, tokens[None], features[None], self.cache, positions, mask)
+        out_features, logits = self._call(
+            self.head, tokens[None], features[None], self.cache, positions, mask
+        )
         return out_features[0], logits[0]  # [Q, H], [Q, V]
 
     @torch.no_grad()

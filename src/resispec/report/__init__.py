@@ -47,7 +47,8 @@ def build_report(
 ) -> dict[str, Path | str | None]:  # fmt: skip
     """Build every report artefact from the tidy tables.
 
-    ``audit``: path of ``results/audit/nodes.csv`` (per-node audit) or None. ``environment``: hardware and
+    ``audit``: per-node audit rows: a CSV, a folder of CSVs (``results/exactness/``), a list of either, or
+    None. ``environment``: hardware and
     versions recorded by the run (e.g. loaded from ``results/environment.json``); None collects them here.
     ``config['report']['reasons']`` maps 'table', 'table/method' or 'table/method/metric' to why those
     cells were not run. Returns paths of ``html``, ``pdf`` (None when skipped), ``pdf_message``.
@@ -64,7 +65,7 @@ def build_report(
     info = table_info(paper_values)
     texts = write_tables(comparison, info, out_dir / "tables")
     figure_paths = _figures.make_figures(tables, comparison, nodes, figures_dir)
-    found = _findings(comparison, tables.get("audit"), nodes)
+    found = _findings(comparison, tables, nodes)
     our_models = "; ".join(sorted({models(frame) for frame in tables.values()} - {"n/a"})) or "n/a"
     note = (
         "Recorded by the run."
@@ -73,7 +74,7 @@ def build_report(
     )
     context = _html.build_context(
         tables=_table_sections(texts, info, tables), figures=figure_paths, findings=found,
-        audit=tables.get("audit"), config=config, environment=environment or collect_environment(),
+        nodes=nodes, config=config, environment=environment or collect_environment(),
         environment_note=note, our_models=our_models, paper_source=load_raw(paper_values).get("source", ""),
     )  # fmt: skip
     html_path = out_dir / "report.html"

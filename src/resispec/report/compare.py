@@ -85,11 +85,12 @@ def _difference(high: pd.Series, low: pd.Series, scale: float) -> dict:
     return {"ours": diff, "ours_low": diff - half, "ours_high": diff + half, "n": min(high["n"], low["n"])}
 
 
-def _tree_size(tree: str) -> int:
-    match = re.fullmatch(r"d(\d+)b(\d+)", str(tree))
+def candidates(tree: str) -> int:
+    """Candidates per node of a tree id: N of 'k{N}d{depth}' (N i.i.d. chains) or b of 'd{depth}b{b}'."""
+    match = re.fullmatch(r"k(\d+)d\d+", str(tree)) or re.fullmatch(r"d\d+b(\d+)", str(tree))
     if not match:
-        raise ValueError(f"tree {tree!r} is not of the form d<depth>b<branch>")
-    return int(match.group(2))
+        raise ValueError(f"tree {tree!r} is neither k<N>d<depth> nor d<depth>b<branch>")
+    return int(match.group(1))
 
 
 def _match_ratio(ours: pd.DataFrame, cell: dict, base_metric: str) -> tuple[dict | None, str | None]:
@@ -115,7 +116,7 @@ def _match_difference(ours: pd.DataFrame, cell: dict, prev_tree: str) -> tuple[d
     prev, why = _select(ours, cell, "accepted_length", tree=prev_tree)
     if why:
         return None, f"previous tree {prev_tree}: {why}"
-    scale = 1.0 if cell["metric"] == "marginal_gain" else _tree_size(cell["tree"]) - _tree_size(prev_tree)
+    scale = 1.0 if cell["metric"] == "marginal_gain" else candidates(cell["tree"]) - candidates(prev_tree)
     resolved = {f"our_{f}": cur.iloc[0][f] for f in ("dataset", "temperature", "tree")}
     return {**_difference(cur.iloc[0], prev.iloc[0], scale), "derived_ours": True, **resolved}, None
 
@@ -136,11 +137,15 @@ def match_cell(
 
 
 def _reason(reasons: dict, cell: dict, fallback: str) -> str:
-    for key in (
-        f"{cell['table']}/{cell['method']}/{cell['metric']}",
-        f"{cell['table']}/{cell['method']}",
-        cell["table"],
-    ):
+    """Stated reason for 'table/method/metric', 'table/method', 'table/host' (of 'host+x') or 'table'."""
+    table, method = cell["table"], cell["method"]
+    keys = (
+        f"{table}/{method}/{cell['metric']}",
+        f"{table}/{method}",
+        f"{table}/{method.split('+')[0]}",
+        table,
+    )
+    for key in keys:
         if key in reasons:
             return f"not run: {reasons[key]}"
     return f"not run: {fallback}"
@@ -151,31 +156,48 @@ def _previous_trees(cells: pd.DataFrame) -> dict[int, str]:
     return {order: trees.iloc[i - 1] for i, order in enumerate(trees.index) if i > 0}
 
 
+def _pairs(ours: pd.DataFrame | None) -> list[tuple[str, str]]:
+    if ours is None or ours.empty:
+        return []
+    return sorted(set(zip(ours["target"].astype(str), ours["draft"].astype(str), strict=True)))
+
+
+def _cell_row(cell: dict, found: dict | None, why: str | None, reasons: dict, pair: str | None) -> dict:
+    row = {**cell, "ours": np.nan, "ours_low": np.nan, "ours_high": np.nan, "n": np.nan, "ratio": np.nan}
+    row.update(our_dataset=None, our_temperature=np.nan, our_tree=None, our_models=pair)
+    row.update(derived_ours=False, agrees=None, note="")
+    if found is None:
+        row["note"] = _reason(reasons, cell, why)
+        return row
+    row.update({k: v for k, v in found.items() if k in row})
+    row["note"] = _notes(cell, found)
+    if cell["metric"] not in NOT_COMPARABLE:
+        row["ratio"] = row["ours"] / cell["value"] if cell["value"] else np.nan
+        row["agrees"] = _agrees(cell, row)
+    return row
+
+
 def compare_table(
     cells: pd.DataFrame, ours: pd.DataFrame | None, *, reasons: dict | None = None
 ) -> pd.DataFrame:
-    """One paper table's cells with our values, the ratio ours/paper, agreement and notes."""
+    """One paper table's cells with our values, the ratio ours/paper, agreement and notes.
+
+    One row per paper cell and per model pair of ours that has it (our tables may hold several pairs,
+    e.g. Table 6); one 'not run' row with the reason when no pair has it.
+    """
     reasons = reasons or {}
     prev = _previous_trees(cells)
+    pairs = _pairs(ours)
     out = []
     for cell in cells.sort_values(["order"], kind="stable").to_dict("records"):
-        if ours is None or ours.empty:
-            table = cell["table"]
-            found, why = None, f"results/tables/{table}.csv was not produced by this run"
-        else:
-            found, why = match_cell(ours, cell, prev.get(cell["order"]))
-        row = {**cell, "ours": np.nan, "ours_low": np.nan, "ours_high": np.nan, "n": np.nan, "ratio": np.nan}
-        row.update(our_dataset=None, our_temperature=np.nan, our_tree=None)
-        row.update(derived_ours=False, agrees=None, note="")
-        if found is None:
-            row["note"] = _reason(reasons, cell, why)
-        else:
-            row.update({k: v for k, v in found.items() if k in row})
-            row["note"] = _notes(cell, found)
-            if cell["metric"] not in NOT_COMPARABLE:
-                row["ratio"] = row["ours"] / cell["value"] if cell["value"] else np.nan
-                row["agrees"] = _agrees(cell, row)
-        out.append(row)
+        why = f"results/tables/{cell['table']}.csv was not produced by this run"
+        matched = []
+        for target, draft in pairs:
+            subset = ours[(ours["target"].astype(str) == target) & (ours["draft"].astype(str) == draft)]
+            found, why = match_cell(subset, cell, prev.get(cell["order"]))
+            if found is not None:
+                matched.append(_cell_row(cell, found, None, reasons, f"{target} / {draft}"))
+        out.extend(matched or [_cell_row(cell, None, why, reasons, None)])
     return pd.DataFrame(out)
 
 

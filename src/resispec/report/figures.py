@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from resispec.report.compare import FP_KL_LEVEL
+from resispec.report.compare import FP_KL_LEVEL, candidates
 
 TIME_PARTS = {"time_draft_s": "drafting", "time_target_s": "target forward", "time_verify_s": "verification"}
 SHAPING_PARTS = {"shaping_budget_s": "budgeting", "shaping_redistribution_s": "redistribution",
@@ -119,7 +118,7 @@ def table5_plot(comparison: pd.DataFrame) -> Figure:
     panels = {"accepted_length": "expected accepted length (EAL)", "efficiency": "efficiency η = ΔEAL / ΔN"}
     for ax, (metric, ylabel) in zip(fig.subplots(1, 2), panels.items(), strict=True):
         part = rows[rows["metric"] == metric]
-        n = [int(re.fullmatch(r"d\d+b(\d+)", str(t)).group(1)) for t in part["tree"]]
+        n = [candidates(t) for t in part["tree"]]
         _paper_vs_ours(ax, part, n, label="specinfer")
         ax.set(xscale="log", xticks=n, xticklabels=[str(v) for v in n], xlabel="candidates N", ylabel=ylabel)
         ax.minorticks_off()
@@ -144,31 +143,39 @@ def audit_scatter(nodes: pd.DataFrame | None) -> Figure:
     return fig
 
 
-def kl_by_method(audit: pd.DataFrame | None, nodes: pd.DataFrame | None) -> pd.DataFrame:
-    """Mean KL per method with 95% CI, from the audit table (else the node means, without CI)."""
-    if audit is not None and (audit["metric"] == "kl").any():
-        rows = audit[audit["metric"] == "kl"]
-        return rows.groupby("method")[["mean", "ci_low", "ci_high"]].mean()
-    if nodes is None or nodes.empty:
-        return pd.DataFrame(columns=["mean", "ci_low", "ci_high"])
-    means = nodes.groupby("method")["kl"].mean()
-    return pd.DataFrame({"mean": means, "ci_low": means, "ci_high": means})
+def _kl_from_nodes(nodes: pd.DataFrame) -> pd.DataFrame:
+    grouped = nodes.groupby("method")["kl"]
+    mean, half = grouped.mean(), 1.96 * grouped.std(ddof=1).fillna(0.0) / np.sqrt(grouped.count())
+    frame = pd.DataFrame({"mean": mean, "ci_low": mean - half, "ci_high": mean + half, "max": grouped.max()})
+    return frame.assign(source="per-node audit")
 
 
-def audit_kl(audit: pd.DataFrame | None, nodes: pd.DataFrame | None, floor: float = 1e-18) -> Figure:
-    """KL(p || output law) per method on a log scale, with the floating-point level marked."""
-    kl = kl_by_method(audit, nodes)
+def kl_by_method(tables: dict, nodes: pd.DataFrame | None) -> pd.DataFrame:
+    """KL per method: mean, 95% CI and max, from the per-node audit, else the audit/Table 4/any table."""
+    if nodes is not None and not nodes.empty:
+        return _kl_from_nodes(nodes)
+    for name in ("audit", "table4", *sorted(tables)):
+        frame = tables.get(name)
+        if frame is not None and (frame["metric"] == "kl").any():
+            rows = frame[frame["metric"] == "kl"].groupby("method")
+            out = rows[["mean", "ci_low", "ci_high"]].mean()
+            return out.assign(max=rows["mean"].max(), source=f"results/tables/{name}.csv")
+    return pd.DataFrame(columns=["mean", "ci_low", "ci_high", "max", "source"])
+
+
+def audit_kl(tables: dict, nodes: pd.DataFrame | None, floor: float = 1e-18) -> Figure:
+    """KL(p || output law) per method, log scale: mean (95% CI) and max; floating-point level marked."""
+    kl = kl_by_method(tables, nodes)
     if kl.empty:
-        return placeholder(
-            "KL per method", "no kl rows in results/tables/audit.csv nor results/audit/nodes.csv"
-        )
+        return placeholder("KL per method", "no kl values in the per-node audit nor in results/tables/")
     fig = Figure(figsize=(6, 3.4), layout="constrained")
     ax = fig.add_subplot()
-    shown = kl.clip(lower=floor)
+    shown = kl[["mean", "ci_low", "ci_high", "max"]].astype(float).clip(lower=floor)
     err = np.vstack([shown["mean"] - shown["ci_low"], shown["ci_high"] - shown["mean"]]).clip(min=0)
-    ax.bar(shown.index, shown["mean"], yerr=err, capsize=3, color="tab:blue")
+    ax.bar(shown.index, shown["mean"], yerr=err, capsize=3, color="tab:blue", label="mean (95% CI)")
+    ax.scatter(shown.index, shown["max"], marker="v", color="k", zorder=3, label="max over nodes")
     ax.axhline(FP_KL_LEVEL, color="tab:red", ls="--", lw=1, label=f"floating-point level ({FP_KL_LEVEL:g})")
-    ax.set(yscale="log", ylabel="KL(p || output law)", title="Exactness audit: KL per method")
+    ax.set(yscale="log", ylabel="KL(p || output law)", title=f"KL per method ({kl['source'].iloc[0]})")
     ax.legend(fontsize=8)
     return fig
 
@@ -191,6 +198,6 @@ def make_figures(tables: dict, comparison: pd.DataFrame, nodes: pd.DataFrame | N
         "table3_plot": table3_plot(comparison),
         "table5_plot": table5_plot(comparison),
         "audit_scatter": audit_scatter(nodes),
-        "audit_kl": audit_kl(tables.get("audit"), nodes),
+        "audit_kl": audit_kl(tables, nodes),
     }
     return {name: save(fig, figures_dir, name) for name, fig in figures.items()}

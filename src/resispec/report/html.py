@@ -40,30 +40,30 @@ def _figure(name: str, paths: dict) -> dict:
     return {"name": name, "data": embed_png(paths["png"]), "caption": FIGURE_CAPTIONS.get(name, name)}
 
 
-def audit_summary_html(audit: pd.DataFrame | None) -> str:
-    """Per method and configuration: acceptance, alpha*, KL and TV means with 95% CI."""
-    if audit is None or audit.empty:
-        return '<p class="note">No audit table (results/tables/audit.csv) in this run.</p>'
-    metrics = [m for m in ("acceptance", "alpha_star", "kl", "tv") if (audit["metric"] == m).any()]
-    keys = ["method", "dataset", "temperature"]
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in keys + metrics)
-    rows = []
-    for key, group in audit.groupby(keys, sort=True):
-        values = group.set_index("metric")
-        cells = [html.escape(str(k)) for k in key]
-        for m in metrics:
-            if m in values.index:
-                r = values.loc[m]
-                cells.append(
-                    f"{fmt_number(r['mean'])} [{fmt_number(r['ci_low'])}, {fmt_number(r['ci_high'])}]"
-                )
-            else:
-                cells.append("–")
-        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+def _html_table(table_id: str, caption: str, header: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
     return (
-        '<table id="audit-summary"><caption>Audit summary (mean [95% CI])</caption>'
-        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f'<table id="{table_id}"><caption>{html.escape(caption)}</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
     )
+
+
+def audit_summary_html(nodes: pd.DataFrame | None, tolerance: float = 1e-9) -> str:
+    """Per verifier, dataset and temperature: nodes, mean acceptance and alpha*, nodes above alpha*, KL."""
+    if nodes is None or nodes.empty:
+        return '<p class="note">No per-node audit rows were given, so there is no audit summary table.</p>'
+    header = ["method", "dataset", "T", "nodes", "acceptance", "alpha*", "nodes above alpha*", "mean KL",
+              "max KL", "mean TV"]  # fmt: skip
+    rows = []
+    for (method, dataset, temperature), g in nodes.groupby(["method", "dataset", "temperature"], sort=True):
+        above = int((g["acceptance"] - g["alpha_star"] > tolerance).sum())
+        key = [str(method), str(dataset), f"{temperature:g}", str(len(g))]
+        means = [f"{g['acceptance'].mean():.4f}", f"{g['alpha_star'].mean():.4f}", str(above)]
+        rows.append(
+            key + means + [fmt_number(g["kl"].mean()), fmt_number(g["kl"].max()), fmt_number(g["tv"].mean())]
+        )
+    return _html_table("audit-summary", "Exactness audit per configuration (per-node values)", header, rows)
 
 
 def render_html(context: dict) -> str:
@@ -71,7 +71,7 @@ def render_html(context: dict) -> str:
     return _environment().get_template("report.html.j2").render(**context)
 
 
-def build_context(*, tables: list[dict], figures: dict, findings: dict, audit: pd.DataFrame | None,
+def build_context(*, tables: list[dict], figures: dict, findings: dict, nodes: pd.DataFrame | None,
                   config: dict, environment: dict, environment_note: str, our_models: str,
                   paper_source: str) -> dict:  # fmt: skip
     """Template context. ``tables``: dicts with name, html, notes, paper_models, our_models."""
@@ -87,7 +87,7 @@ def build_context(*, tables: list[dict], figures: dict, findings: dict, audit: p
         "tables": tables,
         "figures": [_figure(n, p) for n, p in figures.items() if n not in in_tables and n not in audit_names],
         "audit_figures": [_figure(n, figures[n]) for n in audit_names if n in figures],
-        "audit_table": audit_summary_html(audit),
+        "audit_table": audit_summary_html(nodes),
         "findings": findings,
         "config_yaml": yaml.safe_dump(config, sort_keys=False, default_flow_style=False),
         "environment": environment,

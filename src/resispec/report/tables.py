@@ -58,6 +58,7 @@ def _key(paper_value, our_value, formatter=str) -> str:
 def display_rows(comparison: pd.DataFrame) -> list[dict]:
     """Rows of display strings (keys: HEADER) plus 'status' ('ok', 'missing'), in page order."""
     rows = []
+    several_pairs = comparison.get("our_models", pd.Series(dtype=object)).dropna().nunique() > 1
     for cell in comparison.to_dict("records"):
         ok = not _missing(cell["ours"])
         interval = f"[{fmt_number(cell['ours_low'])}, {fmt_number(cell['ours_high'])}]"
@@ -73,7 +74,7 @@ def display_rows(comparison: pd.DataFrame) -> list[dict]:
             "Ours (95% CI)": ours if ok else "not run",
             "n": f"{int(cell['n'])}" if ok and not _missing(cell["n"]) else "–",
             "Ours/Paper": fmt_number(cell["ratio"]) if ok else "–",
-            "Note": cell["note"],
+            "Note": (f"ours: {cell['our_models']}; " if several_pairs and ok else "") + cell["note"],
             "status": "ok" if ok else "missing",
             "agrees": cell.get("agrees"),
             "comparable": cell["metric"] in COMPARABLE,

@@ -20,8 +20,29 @@ def _check_columns(frame: pd.DataFrame, required: tuple[str, ...], path: Path) -
         raise ValueError(f"{path}: missing columns {missing} (expected {list(required)})")
 
 
+#: Verifiers a host can be "augmented" with; any other verifier in a host's rows is the host's own.
+ADD_ONS = ("resispec", "ers")
+
+
+def method_label(host, verifier: str) -> str:
+    """Report method id from the aggregator's (host, method) columns.
+
+    No host or host 'specinfer': the verifier itself. Otherwise 'host+verifier' for an add-on verifier
+    (resispec, ers) and 'host' for the host's own verifier: (sequoia, sequoia) -> 'sequoia',
+    (sequoia, resispec) -> 'sequoia+resispec', (eagle, sequoia) -> 'eagle'.
+    """
+    host = "" if host is None or (isinstance(host, float) and pd.isna(host)) else str(host)
+    if host in ("", "specinfer"):
+        return verifier
+    return f"{host}+{verifier}" if verifier in ADD_ONS else host
+
+
 def read_tidy(path: str | Path) -> pd.DataFrame:
-    """One tidy CSV, validated; key columns as strings, ``temperature`` and numbers as floats."""
+    """One tidy CSV, validated; key columns as strings, ``temperature`` and numbers as floats.
+
+    When the file has a ``host`` column, ``method`` becomes the report id (``method_label``) and the
+    verifier is kept in ``verifier``.
+    """
     path = Path(path)
     frame = pd.read_csv(path, dtype={"target": str, "draft": str, "dataset": str, "tree": str})
     _check_columns(frame, TIDY_COLUMNS, path)
@@ -29,6 +50,9 @@ def read_tidy(path: str | Path) -> pd.DataFrame:
         frame[column] = pd.to_numeric(frame[column], errors="raise").astype(float)
     for column in ("table", "method", "metric"):
         frame[column] = frame[column].astype(str)
+    frame["verifier"] = frame["method"]
+    if "host" in frame.columns:
+        frame["method"] = [method_label(h, v) for h, v in zip(frame["host"], frame["verifier"], strict=True)]
     return frame
 
 
@@ -44,13 +68,28 @@ def load_tables(tables_dir: str | Path, names: tuple[str, ...] = TABLES) -> dict
     }
 
 
-def read_nodes(path: str | Path | None) -> pd.DataFrame | None:
-    """The per-node audit file ``results/audit/nodes.csv``, or None when ``path`` is None or absent."""
-    if path is None or not Path(path).is_file():
-        return None
-    frame = pd.read_csv(path)
-    _check_columns(frame, NODE_COLUMNS, Path(path))
-    return frame
+def _node_files(paths) -> list[Path]:
+    if paths is None:
+        return []
+    if isinstance(paths, str | Path):
+        paths = [paths]
+    files = []
+    for path in map(Path, paths):
+        files.extend(sorted(path.glob("*.csv")) if path.is_dir() else [path] if path.is_file() else [])
+    return files
+
+
+def read_nodes(paths) -> pd.DataFrame | None:
+    """Per-node audit rows from a file, a folder of CSVs (``results/exactness/``) or a list of either.
+
+    Each file needs ``NODE_COLUMNS``; None when ``paths`` is None or names no existing file.
+    """
+    frames = []
+    for path in _node_files(paths):
+        frame = pd.read_csv(path)
+        _check_columns(frame, NODE_COLUMNS, path)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else None
 
 
 def models(frame: pd.DataFrame | None) -> str:

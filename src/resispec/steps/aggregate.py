@@ -17,8 +17,8 @@ NODE_METRICS = ("kl", "tv", "acceptance", "alpha_star", "law_err")
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--records", nargs="+", required=True, help="raw record JSONL files, one per job")
-    parser.add_argument("--exactness", nargs="+", required=True, help="exactness CSVs, one per job")
+    parser.add_argument("--records", nargs="+", required=True, help="raw record JSONL files of the runs")
+    parser.add_argument("--exactness", nargs="+", required=True, help="exactness CSVs of the runs")
     parser.add_argument("--table", required=True, help="output tidy CSV")
     parser.add_argument("--jobs", type=json_arg, required=True, help="the table's jobs (JSON list)")
     add_settings(parser)
@@ -32,7 +32,10 @@ def read_records(path: str) -> list[dict]:
 def read_nodes(path: str) -> list[dict]:
     with open(path, newline="") as handle:
         return [
-            {k: float(row[k]) for k in NODE_METRICS if row.get(k) not in (None, "")}
+            {
+                "method": row["method"],
+                **{k: float(row[k]) for k in NODE_METRICS if row.get(k) not in (None, "")},
+            }
             for row in csv.DictReader(handle)
         ]
 
@@ -55,16 +58,34 @@ def job_rows(job: dict, records: list[dict], nodes: list[dict], settings: dict) 
     resamples = settings.get("audit", {}).get("bootstrap", 1000)
     seed = settings.get("seed", 0)
     rows = summarise([prompt_metrics(r) for r in records], resamples=resamples, seed=seed)
+    nodes = [{k: v for k, v in node.items() if k != "method"} for node in nodes]
     rows += summarise(nodes, resamples=resamples, seed=seed) + node_extremes(nodes)
     keys = {key: job.get(key, "") for key in KEYS}
     keys["row"] = job["row"]
     return [{**keys, **row} for row in rows]
 
 
+def _run_of(path: str) -> str:
+    """The run id of a per-run file (its name without suffixes)."""
+    name = Path(path).name
+    for suffix in (".jsonl", ".csv"):
+        name = name.removesuffix(suffix)
+    return name
+
+
 def run(args) -> int:
+    records, nodes = {}, {}
+    for record_file, node_file in zip(args.records, args.exactness, strict=True):
+        for record in read_records(record_file):
+            records.setdefault(_run_of(record_file), []).append(record)
+        nodes.setdefault(_run_of(node_file), []).extend(read_nodes(node_file))
     out = []
-    for job, records, nodes in zip(args.jobs, args.records, args.exactness, strict=True):
-        out += job_rows(job, read_records(records), read_nodes(nodes), args.settings)
+    for job in args.jobs:
+        mine = [r for r in records.get(job["run"], []) if r["method"] == job["method"]]
+        audited = [n for n in nodes.get(job["run"], []) if n["method"] == job["method"]]
+        if not mine:
+            raise ValueError(f"aggregate: no records for run {job['run']} method {job['method']}")
+        out += job_rows(job, mine, audited, args.settings)
     Path(args.table).parent.mkdir(parents=True, exist_ok=True)
     with open(args.table, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS)

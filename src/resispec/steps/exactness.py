@@ -9,16 +9,16 @@ from pathlib import Path
 
 from resispec.steps._common import add_settings, json_arg
 
-HELP = "exactness audit of one decoding job: KL/TV of the verifier's exact law, acceptance vs alpha*"
+HELP = "exactness audit of one decoding run: KL/TV of each verifier's exact law, acceptance vs alpha*"
 log = logging.getLogger(__name__)
-COLUMNS = ["method", "dataset", "temperature", "tree", "node", "step", "depth", "k", "vocab"]
+COLUMNS = ["method", "dataset", "temperature", "tree", "node", "prompt_id", "step", "depth", "k", "vocab"]
 COLUMNS += ["kl", "tv", "acceptance", "alpha_star", "law_err"]
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("--audit", required=True, help="audit file written by `resispec decode`")
     parser.add_argument("--nodes", required=True, help="output CSV, one row per verified node")
-    parser.add_argument("--job", type=json_arg, required=True, help="the decoding job (JSON)")
+    parser.add_argument("--job", type=json_arg, required=True, help="the decoding run (JSON)")
     add_settings(parser)
 
 
@@ -27,27 +27,22 @@ def run(args) -> int:
 
     from resispec.audit import audit_nodes
 
-    payload = torch.load(args.audit, weights_only=True)
-    job, audit = args.job, args.settings.get("audit", {})
+    nodes = torch.load(args.audit, weights_only=True)["nodes"]
+    job, max_histories = args.job, args.settings.get("audit", {}).get("max_histories", 20000)
     start, rows = time.monotonic(), []
-    nodes = payload["nodes"]
-    for start_index in range(0, len(nodes), 50):
-        chunk = audit_nodes(
-            job["method"],
-            nodes[start_index : start_index + 50],
-            max_histories=audit.get("max_histories", 20000),
-        )
-        rows += [{**row, "node": row["node"] + start_index} for row in chunk]
-        done = min(start_index + 50, len(nodes))
-        eta = (time.monotonic() - start) / done * (len(nodes) - done)
-        log.info("audited %d/%d nodes of %s, ETA %.0f s", done, len(nodes), job["method"], eta)
-    write_rows(args.nodes, [{**_keys(job), **row} for row in rows])
+    for index, node in enumerate(nodes, 1):
+        for row in audit_nodes(node["method"], [node], max_histories=max_histories):
+            rows.append({**_keys(job), **row, "method": node["method"], "node": index - 1})
+        if index % 50 == 0 or index == len(nodes):
+            eta = (time.monotonic() - start) / index * (len(nodes) - index)
+            log.info("audited %d/%d nodes, ETA %.0f s", index, len(nodes), eta)
+    write_rows(args.nodes, rows)
     log.info("wrote %d node rows to %s", len(rows), args.nodes)
     return 0
 
 
 def _keys(job: dict) -> dict:
-    return {key: job[key] for key in ("method", "dataset", "temperature", "tree")}
+    return {key: job[key] for key in ("dataset", "temperature", "tree")}
 
 
 def write_rows(path: str, rows: list[dict]) -> None:

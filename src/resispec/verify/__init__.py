@@ -20,10 +20,10 @@ from ._checks import as_float64, check_num_candidates, check_pair
 from ._histories import check_exact
 from .bound import alpha_star
 from .greedy import deterministic_law, greedy_law
-from .resispec import resispec_law
+from .resispec import resispec_estimate, resispec_law
 from .samplers import VerifyOutcome, get_verifier
 from .sequential import sequential_law
-from .without_replacement import sequoia_law
+from .without_replacement import sequoia_estimate, sequoia_law
 
 METHODS = ("specinfer", "sequoia", "ers", "resispec", "greedy", "deterministic")
 EXACT_METHODS = ("specinfer", "sequoia", "ers", "deterministic")
@@ -35,6 +35,7 @@ __all__ = [
     "VerifyOutcome",
     "acceptance_rate",
     "alpha_star",
+    "estimate",
     "evaluate",
     "get_verifier",
     "output_law",
@@ -99,6 +100,35 @@ def evaluate(
     fn = sequoia_law if family == "sequoia" else resispec_law
     law, acceptance, err = fn(target, draft, num_candidates, eps=eps, max_histories=max_histories, **options)
     return LawResult(law, float(acceptance), float(err))
+
+
+def estimate(
+    method,
+    target_probs,
+    draft_probs,
+    num_candidates,
+    *,
+    paths=256,
+    generator=None,
+    replacement=None,
+    **options,
+) -> LawResult:
+    """Like ``evaluate`` but for large vocabularies: sequoia / resispec from ``paths`` sampled rejection
+    histories (unbiased law and acceptance; ``err`` is then the acceptance's standard error). Other
+    methods are computed exactly (err 0)."""
+    check_pair(target_probs, draft_probs)
+    num_candidates = check_num_candidates(num_candidates)
+    family = resolve(method, replacement)
+    if family not in ("sequoia", "resispec"):
+        return evaluate(method, target_probs, draft_probs, num_candidates, replacement=replacement, **options)
+    if family == "sequoia" and options:
+        raise ValueError(f"sequoia takes no options, got {sorted(options)}")
+    if generator is None:
+        raise ValueError("estimate needs a torch.Generator for sequoia / resispec")
+    target, draft = as_float64(target_probs, draft_probs)
+    fn = sequoia_estimate if family == "sequoia" else resispec_estimate
+    law, acceptance, stderr = fn(target, draft, num_candidates, paths=paths, generator=generator, **options)
+    return LawResult(law, acceptance, stderr)
 
 
 def output_law_with_bound(

@@ -89,3 +89,48 @@ def check_exact(err: float, method: str) -> None:
             f"{method}: exact recursion over rejection histories exceeded max_histories (pruned mass "
             f"{err:.3g}); call output_law_with_bound(..., eps=...) for a certified approximation"
         )
+
+
+def sampled_history_law(
+    target_probs: torch.Tensor,
+    draft_probs: torch.Tensor,
+    num_candidates: int,
+    transition: Callable,
+    *,
+    paths: int,
+    generator: torch.Generator,
+    final_residual: Callable | None = None,
+) -> tuple[torch.Tensor, float, float]:
+    """Unbiased estimate of (law [V], acceptance) with the acceptance's standard error.
+
+    Rao-Blackwellised recursion: ``paths`` rejection histories are sampled, each conditionally on being
+    rejected at every step (token x with probability proportional to draft(x) - accepted(x)), and weighted
+    by their probability of being rejected so far; every step's acceptance is added exactly. The expected
+    value of the estimate is the exact recursion of ``history_law``.
+    """
+    residual = target_probs.unsqueeze(0).expand(paths, -1)  # [N, V]
+    draft = draft_probs.unsqueeze(0).expand(paths, -1)  # [N, V]
+    weight = target_probs.new_ones(paths)  # [N]
+    law = torch.zeros_like(target_probs)
+    accept = target_probs.new_zeros(paths)  # per-path acceptance estimate
+    for step in range(num_candidates):
+        accepted = torch.minimum(residual, draft)  # [N, V]
+        law += (weight.unsqueeze(-1) * accepted).sum(0) / paths
+        accept += weight * accepted.sum(-1)
+        exhausted = (draft.sum(-1) <= 0).to(weight.dtype)
+        law += ((weight * exhausted).unsqueeze(-1) * residual).sum(0) / paths
+        branch = (draft - accepted).clamp_min(0)  # [N, V]
+        reject = branch.sum(-1)  # [N]
+        if step == num_candidates - 1 and final_residual is not None:
+            law += ((weight * reject).unsqueeze(-1) * final_residual(residual, draft, accepted)).sum(
+                0
+            ) / paths
+            return law, float(accept.mean()), float(accept.std() / paths**0.5) if paths > 1 else 0.0
+        alive = reject > 0
+        safe = torch.where(alive.unsqueeze(-1), branch, torch.ones_like(branch))
+        tokens = torch.multinomial(safe, 1, generator=generator).squeeze(-1)  # [N]
+        rows = torch.arange(paths, device=residual.device)
+        residual, draft = transition(residual, draft, accepted, rows, tokens)
+        weight = weight * reject * alive.to(weight.dtype)
+    law += (weight.unsqueeze(-1) * residual).sum(0) / paths
+    return law, float(accept.mean()), float(accept.std() / paths**0.5) if paths > 1 else 0.0

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from ._histories import history_law
+from ._histories import history_law, sampled_history_law
 
 BUDGETS = ("local", "global")
 ORDERS = ("decreasing_q", "increasing_q", "index")
@@ -78,6 +78,17 @@ def resispec_residual(residual, draft, tokens, *, budget="local", perm=None, ord
     return proxy_residual(residual, tokens, budget_z, share)
 
 
+def _transition_for(budget: str, order: str, draft_probs: torch.Tensor):
+    check_options(budget, order)
+    perm = fill_order(draft_probs, order)
+
+    def transition(residual, draft, accepted, rows, tokens):
+        new = resispec_residual(residual[rows], draft, tokens, budget=budget, perm=perm)
+        return new, draft  # the draft stays the original q
+
+    return transition
+
+
 def resispec_law(
     target_probs,
     draft_probs,
@@ -89,13 +100,17 @@ def resispec_law(
     max_histories=None,
 ):
     """(law [V], acceptance, err) of the printed algorithm by recursion over rejection histories."""
-    check_options(budget, order)
-    perm = fill_order(draft_probs, order)
-
-    def transition(residual, draft, accepted, rows, tokens):
-        new = resispec_residual(residual[rows], draft, tokens, budget=budget, perm=perm)
-        return new, draft  # draft stays the original q, [1, V]
-
+    transition = _transition_for(budget, order, draft_probs)
     return history_law(
         target_probs, draft_probs, num_candidates, transition, eps=eps, max_histories=max_histories
+    )
+
+
+def resispec_estimate(
+    target_probs, draft_probs, num_candidates, *, paths, generator, budget="local", order="decreasing_q"
+):
+    """Unbiased (law [V], acceptance, stderr) from sampled rejection histories."""
+    transition = _transition_for(budget, order, draft_probs)
+    return sampled_history_law(
+        target_probs, draft_probs, num_candidates, transition, paths=paths, generator=generator
     )

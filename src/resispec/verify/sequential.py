@@ -8,7 +8,10 @@ All functions broadcast over leading batch dimensions: tensors are [..., V], rea
 
 from __future__ import annotations
 
+import numpy as np
 import torch
+
+DEFAULT_BINS = 128  # ers plans on p/q bins when V > DEFAULT_BINS (option bins=None: full vocabulary)
 
 
 def plan_step(
@@ -63,7 +66,7 @@ def plan_ers(
     *,
     iterations: int = 20,
     damping: float = 0.5,
-    tol: float = 1e-10,
+    tol: float = 1e-7,
 ) -> torch.Tensor:
     """ERS planning pass (spec section 4): damped fixed point on the reaches, keeping the best plan.
 
@@ -87,6 +90,63 @@ def plan_ers(
     return best_future
 
 
+def ratio_bins(
+    target_probs: torch.Tensor, draft_probs: torch.Tensor, bins: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Aggregate tokens into ``bins`` log-spaced bins of p/q: (target [..., bins], draft [..., bins]).
+
+    Plans are positively homogeneous per token (c scales with (M, q) jointly), so tokens with equal p/q
+    aggregate exactly and binning is a close, cheap proxy for planning (any plan stays exact).
+    """
+    tiny = torch.finfo(target_probs.dtype).tiny
+    log_ratio = torch.log(target_probs.clamp_min(tiny) / draft_probs.clamp_min(tiny))  # [..., V]
+    # bins of width 24 / (bins - 2) over log ratios in [-12, 12], plus one bin on each side
+    scaled = ((log_ratio + 12.0) * ((bins - 2) / 24.0)).floor_().clamp_(-1, bins - 2)
+    index = scaled.long() + 1  # [..., V] in 0..bins-1 (torch.bucketize is ~30x slower on CPU)
+    target_bins = target_probs.new_zeros(target_probs.shape[:-1] + (bins,)).scatter_add_(
+        -1, index, target_probs
+    )
+    draft_bins = draft_probs.new_zeros(draft_probs.shape[:-1] + (bins,)).scatter_add_(-1, index, draft_probs)
+    return target_bins, draft_bins
+
+
+def plan_ers_small(
+    target_probs: np.ndarray,
+    draft_probs: np.ndarray,
+    num_candidates: int,
+    *,
+    iterations: int = 20,
+    damping: float = 0.5,
+    tol: float = 1e-7,
+) -> np.ndarray:
+    """``plan_ers`` for one small 1-D problem (ratio bins) in numpy: same algorithm, ~6x less overhead."""
+
+    def reaches_of(future):
+        residual, reach, out = target_probs, target_probs.sum(), [target_probs.sum()]
+        for step in range(num_candidates):
+            deferred = np.maximum(residual - draft_probs * future[step], 0)
+            residual = np.maximum(residual - np.minimum(reach * draft_probs, deferred), 0)
+            reach = residual.sum()
+            out.append(reach)
+        return np.array(out)
+
+    def future_of(reaches):
+        return np.append(reaches[1:-1][::-1].cumsum()[::-1], 0.0)
+
+    best_future = np.zeros(num_candidates)
+    smoothed = reaches_of(best_future)
+    best_accept = 1 - smoothed[-1]
+    for _ in range(iterations):
+        future = future_of(smoothed)
+        new_reaches = reaches_of(future)
+        if 1 - new_reaches[-1] > best_accept:
+            best_future, best_accept = future, 1 - new_reaches[-1]
+        if np.abs(new_reaches - smoothed).max() < tol:
+            break
+        smoothed = damping * smoothed + (1 - damping) * new_reaches
+    return best_future
+
+
 def future_for(method: str, target_probs: torch.Tensor, draft_probs: torch.Tensor, k: int, **options):
     """The plan's future reach [k, ...] for ``specinfer`` (greedy) or ``ers``."""
     if method == "specinfer":
@@ -94,10 +154,20 @@ def future_for(method: str, target_probs: torch.Tensor, draft_probs: torch.Tenso
             raise ValueError(f"specinfer takes no options, got {sorted(options)}")
         return greedy_future(target_probs, k)
     if method == "ers":
-        unknown = set(options) - {"iterations", "damping", "tol"}
+        unknown = set(options) - {"iterations", "damping", "tol", "bins"}
         if unknown:
-            raise ValueError(f"unknown ers options {sorted(unknown)} (known: iterations, damping, tol)")
-        return plan_ers(target_probs, draft_probs, k, **options)
+            raise ValueError(f"unknown ers options {sorted(unknown)} (known: iterations, damping, tol, bins)")
+        options = dict(options)
+        bins = options.pop("bins", DEFAULT_BINS)
+        dtype = target_probs.dtype
+        if bins is not None and bins < target_probs.shape[-1]:
+            target_probs, draft_probs = ratio_bins(target_probs, draft_probs, bins)
+        if target_probs.ndim == 1:
+            small = plan_ers_small(
+                target_probs.double().cpu().numpy(), draft_probs.double().cpu().numpy(), k, **options
+            )
+            return torch.from_numpy(small).to(device=target_probs.device, dtype=dtype)
+        return plan_ers(target_probs, draft_probs, k, **options).to(dtype)
     raise ValueError(f"method {method!r} is not a with-replacement sequential plan")
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from ._histories import history_law
+from ._histories import history_law, sampled_history_law
 from .sequential import plan_step
 
 
@@ -54,4 +54,17 @@ def sequoia_law(target_probs, draft_probs, num_candidates, *, eps=0.0, max_histo
         final_residual=_final_residual,
         eps=eps,
         max_histories=max_histories,
+    )
+
+
+def sequoia_estimate(target_probs, draft_probs, num_candidates, *, paths, generator):
+    """Unbiased (law [V], acceptance, stderr) from sampled rejection histories."""
+    return sampled_history_law(
+        target_probs,
+        draft_probs,
+        num_candidates,
+        _transition,
+        paths=paths,
+        generator=generator,
+        final_residual=_final_residual,
     )

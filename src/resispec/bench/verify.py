@@ -1,0 +1,119 @@
+"""``python -m resispec.bench verify``: acceptance and per-node cost of every verifier.
+
+For each vocabulary size (synthetic Zipf-like pairs, see ``pairs.zipf_pair``) or for logged pairs
+(``--records``, format in ``pairs.load_records``) and each k, prints the mean exact acceptance of
+specinfer, sequoia, ers and resispec, the mean alpha*, the fraction of the specinfer-to-alpha* gap that
+ers closes (ratio of means), and the median wall time per node of each sampler as a ratio to specinfer
+(float32 inputs, validation off, candidates drawn outside the timed call). specinfer, ers and alpha* are
+exact; sequoia and resispec are unbiased estimates from ``--paths`` sampled rejection histories per pair
+(``resispec.verify.estimate``); the ``se`` column is the largest standard error of those means.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+
+from resispec.verify import alpha_star, estimate, get_verifier
+
+from .pairs import load_records, synthetic_pairs
+
+LAW_METHODS = ("specinfer", "sequoia", "ers", "resispec")
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="python -m resispec.bench verify", description=__doc__)
+    parser.add_argument("--vocab", type=int, nargs="+", default=[32000, 49152], help="synthetic V values")
+    parser.add_argument("--k", type=int, nargs="+", default=[2, 3, 5, 11], help="numbers of candidates")
+    parser.add_argument("--pairs", type=int, default=8, help="pairs per (source, k)")
+    parser.add_argument("--records", default=None, help=".pt file with target_probs/draft_probs [N, V]")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--exponent", type=float, default=1.0, help="Zipf exponent of synthetic pairs")
+    parser.add_argument("--noise", type=float, default=1.0, help="logit noise between target and draft")
+    parser.add_argument("--timing-calls", type=int, default=30, help="timed sampler calls per pair")
+    parser.add_argument("--paths", type=int, default=256, help="sampled histories (sequoia, resispec)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    return parser.parse_args(argv)
+
+
+def candidates_for(draws: str, draft: torch.Tensor, k: int, generator: torch.Generator) -> torch.Tensor:
+    if draws == "without_replacement":  # Gumbel top-k
+        gumbel = -torch.log(-torch.log(torch.rand(draft.shape, generator=generator).clamp_min(1e-20)))
+        return torch.topk(torch.log(draft) + gumbel, k).indices
+    return torch.multinomial(draft, k, replacement=True, generator=generator)
+
+
+def time_sampler(method: str, pairs, k: int, calls: int, seed: int) -> tuple[float, dict[str, float]]:
+    """Median seconds per call and mean timing split of the sampler over pairs x calls."""
+    verifier = get_verifier(method, validate=False)
+    generator = torch.Generator().manual_seed(seed)
+    times, split = [], {}
+    for target, draft in pairs:
+        target32, draft32 = target.float(), draft.float()
+        for _ in range(calls):
+            cands = candidates_for(verifier.draws, draft32, k, generator)
+            start = time.perf_counter()
+            verifier(target32, draft32, cands, generator)
+            times.append(time.perf_counter() - start)
+            for key, value in verifier.last_timings.items():
+                split[key] = split.get(key, 0.0) + value / (calls * len(pairs))
+    return statistics.median(times), split
+
+
+def acceptance_row(pairs, k: int, args) -> dict[str, float]:
+    """Mean acceptance of each method, mean alpha* and the largest standard error of a mean."""
+    row = {m: 0.0 for m in LAW_METHODS} | {"alpha*": 0.0, "se": 0.0}
+    generator = torch.Generator().manual_seed(args.seed)
+    variances = {"sequoia": 0.0, "resispec": 0.0}
+    for target, draft in pairs:
+        for method in LAW_METHODS:
+            result = estimate(method, target, draft, k, paths=args.paths, generator=generator)
+            row[method] += result.acceptance / len(pairs)
+            if method in variances:
+                variances[method] += (result.err / len(pairs)) ** 2
+        row["alpha*"] += alpha_star(target, draft, k) / len(pairs)
+    row["se"] = max(variances.values()) ** 0.5
+    gap = row["alpha*"] - row["specinfer"]
+    row["closed"] = (row["ers"] - row["specinfer"]) / gap if gap > 1e-12 else float("nan")
+    return row
+
+
+HEADER = (
+    f"{'source':>14} {'k':>3} | {'specinfer':>9} {'sequoia':>8} {'ers':>7} {'resispec':>8} {'alpha*':>7} "
+    f"{'se':>7} {'closed':>6} | {'spec_us':>7} {'seq_x':>6} {'ers_x':>6} {'resi_x':>6} | ers us b/r/p"
+)
+
+
+def format_row(source: str, k: int, row: dict, timing: dict) -> str:
+    base = timing["specinfer"][0]
+    split = timing["ers"][1]
+    return (
+        f"{source:>14} {k:>3} | {row['specinfer']:9.4f} {row['sequoia']:8.4f} {row['ers']:7.4f} "
+        f"{row['resispec']:8.4f} {row['alpha*']:7.4f} {row['se']:7.1e} {row['closed']:6.1%} | "
+        f"{base * 1e6:7.0f} {timing['sequoia'][0] / base:6.2f} {timing['ers'][0] / base:6.2f} "
+        f"{timing['resispec'][0] / base:6.2f} | "
+        + "/".join(f"{split.get(key, 0.0) * 1e6:.0f}" for key in ("budgeting", "redistribution", "proxy"))
+    )
+
+
+def sources(args):
+    if args.records:
+        yield "records", load_records(args.records, limit=args.pairs)
+    for vocab in args.vocab:
+        pairs = synthetic_pairs(vocab, args.pairs, args.seed, exponent=args.exponent, noise=args.noise)
+        yield f"zipf V={vocab}", pairs
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    print(HEADER, flush=True)
+    for source, pairs in sources(args):
+        for k in args.k:
+            row = acceptance_row(pairs, k, args)
+            timing = {m: time_sampler(m, pairs, k, args.timing_calls, args.seed + k) for m in LAW_METHODS}
+            print(format_row(source, k, row, timing), flush=True)
+    return 0
