@@ -2,7 +2,6 @@
 # Run `snakemake --cores N` (embedded CPU default), or add `--configfile config/paper.yaml`.
 from snakemake.utils import min_version
 
-
 min_version("9.0")
 
 

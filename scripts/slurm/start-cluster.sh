@@ -19,7 +19,7 @@
 # Environment (all optional):
 #   RESISPEC_SLURM_DIR          config, state, logs, PID files   (default /tmp/resispec-slurm)
 #   RESISPEC_SLURM_CPUS         CPUs declared for the node       (default: nproc)
-#   RESISPEC_SLURM_MEM_MB       memory declared for the node     (default: 90% of MemTotal)
+#   RESISPEC_SLURM_MEM_MB       memory declared for the node     (default: max(90% of MemTotal, 64000))
 #   RESISPEC_SLURM_GPUS         placeholder GPUs (gres.conf File=/dev/null; 0 = none) (default 1)
 #   RESISPEC_SLURM_MIN_JOB_AGE  seconds finished jobs stay visible to squeue (default 600;
 #                               must be >= 3 x the plugin's init_seconds_before_status_checks)
@@ -83,7 +83,9 @@ ensure_packages() {
 write_config() {
     local cpus mem gpus min_age gres_line=""
     cpus="${RESISPEC_SLURM_CPUS:-$(nproc)}"
-    mem="${RESISPEC_SLURM_MEM_MB:-$(awk '/MemTotal/ {print int($2 / 1024 * 0.9)}' /proc/meminfo)}"
+    # memory is declared, not enforced (CR_CPU, no cgroups): at least 64 GB, so that the memory
+    # requests of the workflow (and their growth on retries) fit on a small CI runner too
+    mem="${RESISPEC_SLURM_MEM_MB:-$(awk '/MemTotal/ {m = int($2 / 1024 * 0.9); print (m > 64000 ? m : 64000)}' /proc/meminfo)}"
     gpus="${RESISPEC_SLURM_GPUS:-1}"
     min_age="${RESISPEC_SLURM_MIN_JOB_AGE:-600}"
     [[ "$gpus" -gt 0 ]] && gres_line="Gres=gpu:$gpus"
@@ -200,6 +202,7 @@ main() {
         return 0
     fi
     export PATH="$PATH:/usr/sbin:/sbin"
+    [[ "$(id -u)" == 0 ]] || die "must run as root (the daemons run as SlurmUser=root)" 2
     mkdir -p "$DIR"/{etc,state/ctld,state/d,log,run,munge}
     chmod 755 "$DIR/munge"
     if cluster_up; then

@@ -20,7 +20,6 @@ COMMANDS = {
     "decode": "resispec.steps.decode",
     "exactness": "resispec.steps.exactness",
     "aggregate": "resispec.steps.aggregate",
-    "figures": "resispec.steps.figures",
     "notebook": "resispec.steps.notebook",
     "report": "resispec.steps.report",
     "bench": "resispec.steps.bench",

@@ -96,7 +96,8 @@ def distill_loss(logits: torch.Tensor, top_probs: torch.Tensor, top_indices: tor
     logits: [B, S, V] draft logits; top_probs: [B, S, k] target probabilities; top_indices: [B, S, k].
     """
     target_top = top_probs.float()  # [B, S, k]
-    draft_log = torch.log_softmax(logits.float(), dim=-1).gather(-1, top_indices.long())  # [B, S, k]
+    logits = logits.float()
+    draft_log = logits.gather(-1, top_indices.long()) - logits.logsumexp(-1, keepdim=True)  # [B, S, k]
     target_tail = (1.0 - target_top.sum(-1)).clamp_min(0.0)  # [B, S]
     draft_tail = (1.0 - draft_log.exp().sum(-1)).clamp_min(1e-6)  # [B, S]
     safe_top = target_top.clamp_min(1e-12)

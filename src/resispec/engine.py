@@ -27,6 +27,28 @@ def _sync(device: torch.device) -> None:
         torch.accelerator.synchronize(device)
 
 
+class NodeProbs:
+    """Target probabilities [V] per tree node, computed on first use.
+
+    With ``head`` (the model's output embedding, checked at prefill to reproduce its logits) only the
+    nodes the verification walk visits pay for the vocabulary projection and softmax.
+    """
+
+    def __init__(self, temperature: float, logits=None, hidden=None, head=None) -> None:
+        self.temperature, self.logits, self.hidden, self.head = temperature, logits, hidden, head
+        self._cache: dict[int, torch.Tensor] = {}
+        self.seconds = 0.0  # time spent projecting (counted as target time, not verification)
+
+    def __getitem__(self, node: int) -> torch.Tensor:
+        if node not in self._cache:
+            start = time.perf_counter()
+            logits = self.logits[node] if self.head is None else self.head(self.hidden[node])  # [V]
+            self._cache[node] = process_logits(logits, self.temperature)
+            _sync(self._cache[node].device)
+            self.seconds += time.perf_counter() - start
+        return self._cache[node]
+
+
 @dataclass
 class _Target:
     """Target model with its KV cache; invariant: the cache holds all committed tokens but the last."""
@@ -37,21 +59,28 @@ class _Target:
     depths: torch.Tensor  # [N]
     dtype: torch.dtype
     want_features: bool
+    temperature: float
+    head: torch.nn.Module | None = None
 
     def prefill(self, prompt: torch.Tensor) -> torch.Tensor | None:
-        """Cache the prompt minus its last token; returns features [P-1, H] when wanted."""
+        """Cache the prompt minus its last token; returns features [P-1, H] when wanted.
+
+        Also checks whether output_embeddings(last hidden state) reproduces the model's logits; if so
+        later verification forwards project only the visited nodes.
+        """
         if len(prompt) < 2:
             return None
         out = self.model(
-            input_ids=prompt[None, :-1],
-            cache=self.cache,
-            use_cache=True,
-            output_hidden_states=self.want_features,
+            input_ids=prompt[None, :-1], cache=self.cache, use_cache=True, output_hidden_states=True
         )
-        return out.hidden_states[-1][0] if self.want_features else None
+        hidden = out.hidden_states[-1][0]  # [P-1, H]
+        head = self.model.get_output_embeddings()
+        if head is not None and torch.allclose(head(hidden[-1]), out.logits[0, -1], atol=1e-4, rtol=1e-3):
+            self.head = head
+        return hidden if self.want_features else None
 
-    def verify_forward(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """One forward over the tree nodes tokens [N]; returns logits [N, V] and features [N, H] | None."""
+    def verify_forward(self, tokens: torch.Tensor) -> tuple[NodeProbs, torch.Tensor | None]:
+        """One forward over the tree nodes tokens [N]; returns node probabilities and features [N, H]."""
         prefix_len = cache_length(self.cache)
         nodes = torch.arange(len(tokens), device=tokens.device)
         mask = tree_mask(self.ancestors, nodes, nodes[:0], prefix_len, self.dtype)  # [1, 1, N, P + N]
@@ -61,10 +90,15 @@ class _Target:
             position_ids=(self.depths + prefix_len)[None],
             cache=self.cache,
             use_cache=True,
-            output_hidden_states=self.want_features,
+            output_hidden_states=self.want_features or self.head is not None,
+            logits_to_keep=1 if self.head is not None else 0,
         )
-        features = out.hidden_states[-1][0] if self.want_features else None
-        return out.logits[0], features
+        hidden = out.hidden_states[-1][0] if out.hidden_states is not None else None  # [N, H]
+        if self.head is not None:
+            probs = NodeProbs(self.temperature, hidden=hidden, head=self.head)
+        else:
+            probs = NodeProbs(self.temperature, logits=out.logits[0])
+        return probs, hidden if self.want_features else None
 
     def keep_path(self, path: list[int], prefix_len: int) -> None:
         """Cut the cache to the committed prefix + root + accepted nodes."""
@@ -72,7 +106,7 @@ class _Target:
         keep_positions(self.cache, torch.cat([torch.arange(prefix_len), torch.tensor(slots)]))
 
 
-def _walk(draft: DraftTree, target_probs: torch.Tensor, verifier, generator, audit_top):
+def _walk(draft: DraftTree, target_probs: NodeProbs, verifier, generator, audit_top):
     """Verify from the root; returns (accepted path nodes, emitted token, record lists, audit)."""
     tree = draft.tree
     valid = draft.valid.tolist()
@@ -184,6 +218,7 @@ def generate(
         torch.tensor(tree.depths, device=device),
         model_dtype(target_model),
         drafter.needs_target_features,
+        temperature,
     )
     start = time.perf_counter()
     drafter.update(prompt, (), target.prefill(prompt))
@@ -216,8 +251,7 @@ def _step(target, drafter, verifier, committed, tree, temperature, generator, au
     _sync(device)
     t1 = time.perf_counter()
     prefix_len = cache_length(target.cache)
-    logits, features = target.verify_forward(draft.tokens)
-    target_probs = process_logits(logits, temperature)  # [N, V]
+    target_probs, features = target.verify_forward(draft.tokens)  # lazily [N] x [V]
     _sync(device)
     t2 = time.perf_counter()
     path, token, lists, audit, shaping = _walk(draft, target_probs, verifier, generator, audit_top)
@@ -227,8 +261,13 @@ def _step(target, drafter, verifier, committed, tree, temperature, generator, au
     drafter.update(new_committed, path, None if features is None else features[[0, *path]])
     _sync(device)
     t3 = time.perf_counter()
+    projection = target_probs.seconds  # lazy vocabulary projections done during the walk
     record = StepRecord(
-        len(emitted), *lists, time_draft_s=t1 - t0, time_target_s=t2 - t1, time_verify_s=t3 - t2
+        len(emitted),
+        *lists,
+        time_draft_s=t1 - t0,
+        time_target_s=t2 - t1 + projection,
+        time_verify_s=t3 - t2 - projection,
     )
     record.audit, record.shaping_time_s = audit, shaping
     return record, emitted

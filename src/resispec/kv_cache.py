@@ -4,12 +4,26 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["cache_length", "keep_positions"]
+__all__ = ["cache_length", "keep_positions", "crop_to"]
 
 
 def cache_length(cache) -> int:
-    """Number of cached positions (0 for ``None`` or an empty cache)."""
-    return 0 if cache is None else int(cache.get_seq_length())
+    """Number of cached positions (0 for ``None`` or an empty cache); HF caches or ``len()``-caches."""
+    if cache is None:
+        return 0
+    return int(cache.get_seq_length()) if hasattr(cache, "get_seq_length") else len(cache)
+
+
+def crop_to(cache, length: int) -> None:
+    """Keep the first ``length`` positions: HF caches (``crop(-removed)``) or caches with ``crop(length)``."""
+    total = cache_length(cache)
+    if length > total:
+        raise ValueError(f"length {length} is beyond the cache length {total}")
+    if hasattr(cache, "get_seq_length"):
+        if length < total:
+            cache.crop(length - total)  # transformers 5: negative = tokens to remove
+    else:
+        cache.crop(length)
 
 
 def keep_positions(cache, keep: torch.Tensor) -> None:

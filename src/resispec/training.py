@@ -54,9 +54,9 @@ def make_draft_config(target_config, *, layers: int, hidden: int, intermediate: 
     """A Llama config for a draft sharing the target's vocabulary and special tokens."""
     from transformers import LlamaConfig
 
-    if hidden % 32 != 0:
-        raise ValueError(f"hidden ({hidden}) must be a multiple of 32")
-    head_dim = 64 if hidden % 64 == 0 else 32
+    head_dim = next((d for d in (64, 32, 16, 8) if hidden % d == 0), None)
+    if head_dim is None:
+        raise ValueError(f"hidden ({hidden}) must be a multiple of 8")
     intermediate = intermediate or int(math.ceil(hidden * 8 / 3 / 64) * 64)
     return LlamaConfig(
         vocab_size=target_config.vocab_size,
@@ -104,34 +104,38 @@ def init_draft(target, config, generator: torch.Generator):
 
 
 @torch.no_grad()
-def _log_probs(model, ids: torch.Tensor, temperature: float) -> torch.Tensor:
-    logits = model(input_ids=ids.to(model.device)).logits.float()  # [B, S, V]
-    return torch.log_softmax(logits / temperature, dim=-1)
-
-
-@torch.no_grad()
 def measure_acceptance(target, draft, contexts, temperature: float, *, batch_size: int = 8) -> float:
     """Mean over every position of `contexts` (token-id sequences, or a LongTensor [N, S]) of
     sum_v min(p_T, q_T); T = 0 gives the rate of equal greedy tokens."""
-    if temperature < 0:
-        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    return measure_acceptances(target, draft, contexts, [temperature], batch_size=batch_size)[temperature]
+
+
+@torch.no_grad()
+def measure_acceptances(target, draft, contexts, temperatures, *, batch_size: int = 8) -> dict:
+    """`measure_acceptance` for several temperatures with one forward pass per model: {T: acceptance}."""
+    if any(t < 0 for t in temperatures):
+        raise ValueError(f"temperatures must be >= 0, got {list(temperatures)}")
     rows = [torch.as_tensor(c, dtype=torch.long) for c in contexts]
     if not rows:
         raise ValueError("contexts is empty")
-    total, count = 0.0, 0
+    totals, count = dict.fromkeys(temperatures, 0.0), 0
     for start in range(0, len(rows), batch_size):
         for ids in _same_length_batches(rows[start : start + batch_size]):
-            if temperature == 0:
-                target_top = target(input_ids=ids.to(target.device)).logits.argmax(-1).cpu()  # [B, S]
-                draft_top = draft(input_ids=ids.to(draft.device)).logits.argmax(-1).cpu()
-                overlap = (target_top == draft_top).double()
-            else:
-                target_probs = _log_probs(target, ids, temperature).exp().cpu()  # [B, S, V]
-                draft_probs = _log_probs(draft, ids, temperature).exp().cpu()
-                overlap = torch.minimum(target_probs, draft_probs).sum(-1).double()  # [B, S]
-            total += float(overlap.sum())
-            count += overlap.numel()
-    return total / count
+            target_logits = target(input_ids=ids.to(target.device)).logits.float().cpu()  # [B, S, V]
+            draft_logits = draft(input_ids=ids.to(draft.device)).logits.float().cpu()  # [B, S, V]
+            for temperature in temperatures:
+                totals[temperature] += float(_overlap(target_logits, draft_logits, temperature).sum())
+            count += ids.numel()
+    return {t: total / count for t, total in totals.items()}
+
+
+def _overlap(target_logits: torch.Tensor, draft_logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    """sum_v min(p_T, q_T) per position [B, S]; at T = 0 whether the argmaxes agree."""
+    if temperature == 0:
+        return (target_logits.argmax(-1) == draft_logits.argmax(-1)).double()
+    target_probs = torch.softmax(target_logits / temperature, dim=-1)  # [B, S, V]
+    draft_probs = torch.softmax(draft_logits / temperature, dim=-1)
+    return torch.minimum(target_probs, draft_probs).sum(-1).double()
 
 
 def _same_length_batches(rows: Sequence[torch.Tensor]):
@@ -170,7 +174,7 @@ def _train_loop(draft, targets: TeacherTargets, *, steps, seconds, batch_size, l
             log.info(
                 "draft step %d loss %.4f, %.0f tok/s, ETA %.0f s",
                 step,
-                float(loss),
+                loss.item(),
                 step * targets.tokens[index].numel() / elapsed,
                 max(eta, 0),
             )
@@ -187,24 +191,24 @@ def train_draft(
     texts: Sequence[str] | None = None,
     token_ids: Sequence[Sequence[int]] | None = None,
     heldout: Sequence[Sequence[int]] | None = None,
-    layers: int = 8,
+    layers: int = 4,
     hidden: int = 256,
     steps: int = 100_000,
     minutes_budget: float = 15.0,
     seed: int = 0,
     device: str = "cpu",
     seq_len: int = 128,
-    batch_size: int = 16,
+    batch_size: int = 8,
     lr: float = 2e-3,
     top_k: int = 64,
-    teacher_fraction: float = 0.3,
+    teacher_fraction: float = 0.25,
     max_compute_ratio: float = 0.15,
     amp: bool | None = None,
 ) -> dict:
     """Distil a draft from the target in `target_dir` and save it (with the tokenizer) to `out_dir`.
 
     Training data: `texts` (tokenized with the target's tokenizer) or `token_ids`, cut into `seq_len`
-    chunks; `heldout` sequences (default: the last 5% of chunks, at most 64) measure acceptance. At most
+    chunks; `heldout` sequences (default: the last 5% of chunks, at most 32) measure acceptance. At most
     `teacher_fraction` of `minutes_budget` computes the target's top-k distributions; the rest trains.
     Returns (and writes as training.json) a report with the compute ratio, losses and acceptance.
     """
@@ -217,7 +221,8 @@ def train_draft(
     ratio = compute_ratio(config, target.config)
     if ratio > max_compute_ratio:
         raise ValueError(
-            f"draft layers={layers}, hidden={hidden} costs {ratio:.1%} of the target (> {max_compute_ratio:.0%})"
+            f"draft layers={layers}, hidden={hidden} costs {ratio:.1%} of the target's MACs "
+            f"(> max_compute_ratio={max_compute_ratio:.0%})"
         )
     tokenizer = None
     if texts is not None:
@@ -229,13 +234,13 @@ def train_draft(
         raise ValueError("train_draft needs texts or token_ids")
     chunks = chunk_tokens(token_ids, seq_len, eos_id=_first(target.config.eos_token_id))  # [N, S]
     if heldout is None:
-        n_held = max(1, min(64, len(chunks) // 20))
+        n_held = max(1, min(32, len(chunks) // 20))
         chunks, heldout = chunks[:-n_held], list(chunks[-n_held:])
     generator = torch.Generator().manual_seed(seed)
     draft = init_draft(target, config, generator).to(device)
     report = {"layers": layers, "hidden": hidden, "compute_ratio": ratio, "train_tokens": int(chunks.numel())}
     report["compute_ratio_ctx256"] = compute_ratio(config, target.config, context_len=256)
-    report["acceptance_before"] = {"1.0": measure_acceptance(target, draft, heldout, 1.0)}
+    report["acceptance_before"] = _acceptance_report(target, draft, heldout)
     targets = teacher_topk(target, chunks, top_k=top_k, seconds=teacher_fraction * seconds, amp=amp)
     report["teacher_tokens"] = int(targets.tokens.numel())
     remaining = max(seconds - (time.monotonic() - start) - 0.05 * seconds, 1.0)
@@ -250,11 +255,15 @@ def train_draft(
         amp=amp,
     )
     report.update(_summarise_history(history))
-    report["acceptance"] = {str(t): measure_acceptance(target, draft, heldout, t) for t in (1.0, 0.6)}
+    report["acceptance"] = _acceptance_report(target, draft, heldout)
     report["train_seconds"] = time.monotonic() - start
     _save_draft(draft, tokenizer, out_dir, report)
     log.info("draft saved to %s: %s", out_dir, json.dumps(report))
     return report
+
+
+def _acceptance_report(target, draft, heldout) -> dict:
+    return {str(t): value for t, value in measure_acceptances(target, draft, heldout, [1.0, 0.6]).items()}
 
 
 def _first(value):

@@ -19,7 +19,8 @@ def tree_mask(
     prefix_len: int,
     dtype: torch.dtype,
 ) -> torch.Tensor:
-    """Additive float mask [1, 1, Q, prefix_len + K + Q] (0 = attend, dtype min = blocked).
+    """Additive float mask [1, 1, Q, prefix_len + K + Q] (0 = attend, dtype min = blocked), or a
+    boolean mask (True = attend) when ``dtype`` is ``torch.bool``.
 
     ancestors: bool [N, N] (``ancestors[i, j]``: j is i or an ancestor of i);
     query_nodes: long [Q] tree node ids being forwarded; key_nodes: long [K] tree node ids already cached
@@ -30,6 +31,8 @@ def tree_mask(
     tree_part = ancestors[query_nodes.to(device)][:, all_keys]  # [Q, K + Q]
     prefix_part = torch.ones(len(query_nodes), prefix_len, dtype=torch.bool, device=device)  # [Q, P]
     allowed = torch.cat([prefix_part, tree_part], dim=1)  # [Q, P + K + Q]
+    if dtype == torch.bool:
+        return allowed[None, None]
     mask = torch.zeros(allowed.shape, dtype=dtype, device=device)
     mask.masked_fill_(~allowed, torch.finfo(dtype).min)
     return mask[None, None]

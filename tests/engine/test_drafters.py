@@ -4,6 +4,7 @@ documented protocol in resispec.drafters.eagle)."""
 import pytest
 import torch
 from torch import nn
+from transformers import DynamicCache
 
 from resispec import trees
 from resispec.drafters import EagleDrafter, draw_children
@@ -52,8 +53,8 @@ class TinyHead(nn.Module):
         self.body = LlamaModel(small).eval()
         self.lm_head = target.get_output_embeddings()
 
-    def forward(self, input_ids, features, cache, position_ids, attention_mask):
-        embeds = self.fc(torch.cat([self.embed(input_ids), features], dim=-1))
+    def forward(self, token_ids, target_features, cache, *, position_ids=None, attention_mask=None):
+        embeds = self.fc(torch.cat([self.embed(token_ids), target_features], dim=-1))
         out = self.body(
             inputs_embeds=embeds, cache=cache, position_ids=position_ids, attention_mask=attention_mask
         ).last_hidden_state
@@ -63,7 +64,7 @@ class TinyHead(nn.Module):
 @torch.no_grad()
 def test_eagle_tree_probs_equal_sequential_head_runs(target_model):
     head = TinyHead(target_model).eval()
-    drafter = EagleDrafter(head)
+    drafter = EagleDrafter(head, cache_factory=DynamicCache)
     feats = target_model(input_ids=PROMPT[None], output_hidden_states=True).hidden_states[-1][0]  # [L, H]
     drafter.update(PROMPT, (), feats[:-1])
     tree = trees.complete(3, 2)
@@ -74,9 +75,9 @@ def test_eagle_tree_probs_equal_sequential_head_runs(target_model):
     parent = tree.parents[node]
     pos = lambda n: torch.arange(n)[None]  # noqa: E731
     seq_tokens, seq_feats = PROMPT[1:], feats[:-1]
-    f_root = head(seq_tokens[None], seq_feats[None], None, pos(3), None)[0][0, -1]
+    f_root = head(seq_tokens[None], seq_feats[None], None, position_ids=pos(3))[0][0, -1]
     ids = torch.cat([seq_tokens, draft.tokens[[parent]]])
-    f_parent, logits = head(ids[None], torch.cat([seq_feats, f_root[None]])[None], None, pos(4), None)
+    f_parent, logits = head(ids[None], torch.cat([seq_feats, f_root[None]])[None], None, position_ids=pos(4))
     torch.testing.assert_close(draft.draft_probs[parent], torch.softmax(logits[0, -1], -1), atol=1e-5, rtol=0)
     assert draft.draft_probs[node].sum() == 0  # leaves are not forwarded
 
@@ -84,7 +85,7 @@ def test_eagle_tree_probs_equal_sequential_head_runs(target_model):
 @pytest.mark.parametrize("tree", ["d4b2", "chain3"])
 def test_eagle_drafter_greedy_equals_hf(target_model, tree):
     ref = target_model.generate(PROMPT[None], max_new_tokens=16, do_sample=False, eos_token_id=None)[0, 4:]
-    drafter = EagleDrafter(TinyHead(target_model).eval())
+    drafter = EagleDrafter(TinyHead(target_model).eval(), cache_factory=DynamicCache)
     out = generate(
         target_model, drafter, PROMPT, tree=tree, temperature=0, max_new_tokens=16, eos_token_id=[]
     )
@@ -92,7 +93,7 @@ def test_eagle_drafter_greedy_equals_hf(target_model, tree):
 
 
 def test_eagle_drafter_samples_and_rejects_missing_features(target_model):
-    drafter = EagleDrafter(TinyHead(target_model).eval())
+    drafter = EagleDrafter(TinyHead(target_model).eval(), cache_factory=DynamicCache)
     out = generate(
         target_model, drafter, PROMPT, method="specinfer", tree="d3b2", max_new_tokens=12,
         generator=torch.Generator().manual_seed(0), eos_token_id=[],
@@ -100,3 +101,32 @@ def test_eagle_drafter_samples_and_rejects_missing_features(target_model):
     assert len(out.tokens) == 12
     with pytest.raises(ValueError, match="target_features"):
         drafter.update(PROMPT, (), None)
+
+
+@pytest.mark.parametrize("tree", ["d4b2", "d3b3"])
+def test_eagle_drafter_with_the_package_head_greedy_equals_hf(target_model, tree):
+    eagle_head = pytest.importorskip("resispec.eagle_head")
+    head = eagle_head.new_eagle_head(target_model, torch.Generator().manual_seed(0)).eval()
+    ref = target_model.generate(PROMPT[None], max_new_tokens=16, do_sample=False, eos_token_id=None)[0, 4:]
+    out = generate(
+        target_model, EagleDrafter(head), PROMPT, tree=tree, temperature=0, max_new_tokens=16, eos_token_id=[]
+    )
+    assert torch.equal(out.tokens, ref)
+
+
+@torch.no_grad()
+def test_eagle_tree_probs_with_the_package_head(target_model):
+    eagle_head = pytest.importorskip("resispec.eagle_head")
+    head = eagle_head.new_eagle_head(target_model, torch.Generator().manual_seed(1)).eval()
+    drafter = EagleDrafter(head)
+    feats = target_model(input_ids=PROMPT[None], output_hidden_states=True).hidden_states[-1][0]
+    drafter.update(PROMPT, (), feats[:-1])
+    tree = trees.complete(3, 2)
+    draft = drafter.propose(
+        PROMPT, tree, draws="without_replacement", temperature=1.0, generator=torch.Generator()
+    )
+    parent = tree.children[0][1]
+    f_root = head(PROMPT[None, 1:], feats[None, :-1])[0][0, -1]
+    ids = torch.cat([PROMPT[1:], draft.tokens[[parent]]])
+    _, logits = head(ids[None], torch.cat([feats[:-1], f_root[None]])[None])
+    torch.testing.assert_close(draft.draft_probs[parent], torch.softmax(logits[0, -1], -1), atol=1e-5, rtol=0)

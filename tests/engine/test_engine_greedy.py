@@ -99,3 +99,33 @@ def test_bad_arguments(target_model, draft_model):
         generate(target_model, draft_model, PROMPT, max_new_tokens=-1)
     with pytest.raises(ValueError, match="tree spec"):
         generate(target_model, draft_model, PROMPT, tree="big")
+
+
+def test_lazy_projection_is_used_only_when_it_reproduces_the_logits(target_model, monkeypatch):
+    import resispec.engine as engine
+
+    heads = []
+    original = engine._Target.prefill
+
+    def spy(self, prompt):
+        out = original(self, prompt)
+        heads.append(self.head)
+        return out
+
+    monkeypatch.setattr(engine._Target, "prefill", spy)
+    ref = _reference(target_model, 10)
+    out = generate(target_model, target_model, PROMPT, tree="d3b2", temperature=0, max_new_tokens=10)
+    assert heads[-1] is target_model.get_output_embeddings() and torch.equal(out.tokens, ref)
+    wrong = torch.nn.Linear(32, 12, bias=False)
+    monkeypatch.setattr(target_model, "get_output_embeddings", lambda: wrong)
+    out = generate(target_model, target_model, PROMPT, tree="d3b2", temperature=0, max_new_tokens=10)
+    assert heads[-1] is None and torch.equal(out.tokens, ref)
+
+
+def test_single_token_prompt(target_model, draft_model):
+    prompt = PROMPT[:1]
+    ref = target_model.generate(prompt[None], max_new_tokens=12, do_sample=False, eos_token_id=None)[0, 1:]
+    out = generate(
+        target_model, draft_model, prompt, tree="d4b2", temperature=0, max_new_tokens=12, eos_token_id=[]
+    )
+    assert torch.equal(out.tokens, ref)

@@ -72,7 +72,7 @@ def _figure_rows(rng) -> list[dict]:
         for metric, value in (("time_draft_s", 0.02), ("time_target_s", 0.05), ("time_verify_s", 0.004)):
             rows.append(_row(rng, key, metric, value))
         if method == "resispec":
-            for part, value in (("budget", 1e-3), ("redistribution", 2e-3), ("proxy", 5e-4)):
+            for part, value in (("budgeting", 1e-3), ("redistribution", 2e-3), ("proxy", 5e-4)):
                 rows.append(_row(rng, key, f"shaping_{part}_s", value))
     return rows
 
@@ -87,6 +87,8 @@ def make_nodes(rng, n_nodes: int = 40) -> pd.DataFrame:
         kl = (
             10 ** rng.uniform(-17, -14, n_nodes) if method != "resispec" else rng.uniform(1e-3, 5e-2, n_nodes)
         )
+        if method == "resispec":
+            kl[:2] = np.inf  # a law that misses a token the target can emit (seen in real runs)
         rows += [dict(method=method, dataset="cnn_dailymail", temperature=temperature, tree="d5b3", node=i,
                       acceptance=a, alpha_star=s, kl=k, tv=np.sqrt(k / 2), law_err=0.0)
                  for i, (a, s, k) in enumerate(zip(acceptance, alpha, kl, strict=True))]  # fmt: skip
@@ -108,13 +110,14 @@ def write_synthetic_results(root: Path, seed: int = 7, skip: tuple[str, ...] = (
     return {"tables": tables_dir, "nodes": nodes_dir}
 
 
-@pytest.fixture
-def synthetic_results(tmp_path) -> dict[str, Path]:
-    """Paths of a synthetic results tree: every table (Table 2 without the EAGLE host) and the node files."""
-    return write_synthetic_results(tmp_path / "results")
+@pytest.fixture(scope="module")
+def synthetic_results(tmp_path_factory) -> dict[str, Path]:
+    """Paths of a synthetic results tree (read-only for tests): every table, Table 2 without the EAGLE host,
+    and the per-node exactness files."""
+    return write_synthetic_results(tmp_path_factory.mktemp("synthetic") / "results")
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def synthetic_config() -> dict:
     """A run configuration as the report receives it, with one stated reason for cells not run."""
     return {
@@ -122,3 +125,16 @@ def synthetic_config() -> dict:
         "device": "cpu",
         "report": {"reasons": {"table2/eagle": "no EAGLE head in this synthetic run"}},
     }
+
+
+@pytest.fixture(scope="module")
+def built_report(synthetic_results, synthetic_config, tmp_path_factory) -> dict:
+    """The report built (without PDF) from the synthetic results: ``{"out": folder, "result": paths}``."""
+    from resispec.report import build_report
+
+    out = tmp_path_factory.mktemp("report")
+    tables, nodes = synthetic_results["tables"], synthetic_results["nodes"]
+    result = build_report(
+        tables, out / "figures", out / "reports", config=synthetic_config, audit=nodes, pdf=False
+    )
+    return {"out": out, "result": result}

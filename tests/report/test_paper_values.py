@@ -12,12 +12,15 @@ from resispec.report.paper import load_paper_values
 
 HERE = Path(__file__).parent
 DATASETS = {"CNN/DM": "cnn_dailymail", "OpenWebText": "openwebtext", "C4": "c4"}
+ACC_THRU = [("resispec", "accepted_length"), ("resispec", "throughput")]
+ACC_THRU += [("specinfer", "accepted_length"), ("specinfer", "throughput")]
 
 
 def paper_page() -> Path:
     """The shared paper page if present, else the copy vendored next to this test."""
-    candidates = [os.environ.get("RESISPEC_PAPER_PAGE"), HERE.parents[2] / "shared/paper/resispec-paper-page.txt",
-                  HERE.parents[1] / "shared/paper/resispec-paper-page.txt", HERE / "data/resispec-paper-page.txt"]  # fmt: skip
+    name = "resispec-paper-page.txt"
+    candidates = [os.environ.get("RESISPEC_PAPER_PAGE"), HERE.parents[2] / "shared/paper" / name]
+    candidates += [HERE.parents[1] / "shared/paper" / name, HERE / "data" / name]
     return next(Path(c) for c in candidates if c and Path(c).is_file())
 
 
@@ -33,10 +36,8 @@ def parse_page(text: str) -> dict[tuple, float]:
     for f in lines:
         if f[0] == "Llama-2-7B" and len(f) == 10 and f[1] == "JF68M":  # Table 1
             key = ("table1", DATASETS[f[3]], float(f[2]), "d5b3")
-            for (method, metric), value in zip(
-                [("resispec", "accepted_length"), ("resispec", "throughput"), ("specinfer", "accepted_length"),
-                 ("specinfer", "throughput"), ("resispec", "accepted_length_gain"), ("resispec", "speedup")],
-                f[4:], strict=True):  # fmt: skip
+            names = ACC_THRU + [("resispec", "accepted_length_gain"), ("resispec", "speedup")]
+            for (method, metric), value in zip(names, f[4:], strict=True):
                 cells[(*key, method, metric)] = _num(value)
         elif f[0] in ("Sequoia", "Sequoia+ResiSpec", "EAGLE", "EAGLE+ResiSpec") and len(f) == 5:  # Table 2
             method = f[0].lower()
@@ -59,9 +60,7 @@ def parse_page(text: str) -> dict[tuple, float]:
                 if value != "-":
                     cells[("table5", "cnn_dailymail", None, tree, "specinfer", metric)] = _num(value)
         elif f[0] == "Sheared-2.7B" and len(f) == 9:  # Table 6
-            names = [("resispec", "accepted_length"), ("resispec", "throughput"), ("specinfer", "accepted_length"),
-                     ("specinfer", "throughput")]  # fmt: skip
-            for (method, metric), value in zip(names, f[5:], strict=True):
+            for (method, metric), value in zip(ACC_THRU, f[5:], strict=True):
                 cells[("table6", DATASETS[f[3]], float(f[2]), f[4], method, metric)] = _num(value)
     return cells
 
@@ -101,8 +100,11 @@ def test_spot_values_from_the_page(parsed):
     # A few cells looked up by key in the page parse (not typed in twice): the KL in scientific notation,
     # a 3-decimal throughput and a ratio printed with $\times$.
     packaged = packaged_cells()
-    for key in [("table4", "c4", 1.0, None, "resispec", "kl"), ("table6", "c4", 1.0, "d4b4", "specinfer", "throughput"),
-                ("table3", None, None, "d7b2", "resispec", "speedup")]:  # fmt: skip
+    keys = [
+        ("table4", "c4", 1.0, None, "resispec", "kl"),
+        ("table3", None, None, "d7b2", "resispec", "speedup"),
+    ]
+    for key in keys + [("table6", "c4", 1.0, "d4b4", "specinfer", "throughput")]:
         assert packaged[key] == parsed[key]
 
 

@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 import torch
-from conftest import random_cases
+from verify_cases import random_cases
 
 from resispec.verify import (
     METHODS,

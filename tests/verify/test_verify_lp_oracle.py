@@ -1,8 +1,8 @@
 """The ers planning pass against the LP optimum over all sequential plans with replacement."""
 
 import numpy as np
-from conftest import random_cases
 from scipy.optimize import linprog
+from verify_cases import random_cases
 
 from resispec.verify import acceptance_rate, alpha_star
 

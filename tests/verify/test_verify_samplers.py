@@ -140,3 +140,36 @@ def test_contract_attributes_timings_and_errors():
         get_verifier("specinfer")(target, draft, torch.tensor([3]), generator)
     with pytest.raises(ValueError, match="target_probs is not normalised"):
         get_verifier("specinfer")(target * 0.9, draft, torch.tensor([0]), generator)
+
+
+def test_ers_batched_plans_drive_the_sampler_like_its_own_plan():
+    """plan_batch rows passed as future_reach give the same draws as the per-call planning pass."""
+    rng = np.random.default_rng(5)
+    targets = torch.from_numpy(rng.dirichlet(np.full(12, 0.5), size=4))
+    drafts = torch.from_numpy(rng.dirichlet(np.full(12, 0.5), size=4))
+    verifier = get_verifier("ers")
+    futures = verifier.plan_batch(targets, drafts, 3)  # [N, k]
+    assert futures.shape == (4, 3)
+    for row in range(4):
+        runs = []
+        for future in (futures[row], None):
+            generator = torch.Generator().manual_seed(row)
+            runs.append(
+                [
+                    verifier(
+                        targets[row],
+                        drafts[row],
+                        candidates_for("with_replacement", drafts[row], 3, generator),
+                        generator,
+                        future_reach=future,
+                    )
+                    for _ in range(40)
+                ]
+            )
+        assert runs[0] == runs[1]
+    with pytest.raises(ValueError, match="future_reach must have shape"):
+        verifier(targets[0], drafts[0], torch.tensor([0, 1]), torch.Generator(), future_reach=futures[0])
+    with pytest.raises(ValueError, match="only meaningful for ers"):
+        get_verifier("specinfer")(
+            targets[0], drafts[0], torch.tensor([0]), torch.Generator(), future_reach=futures[0]
+        )

@@ -195,7 +195,7 @@ def test_profile_resources_follow_user_settings(tmp_path):
     }
     text = run_snakemake(["--profile", str(PROFILE), "--dry-run"], workdir, env, 300, "dryrun.log")
     resources = _dry_run_resources(text)
-    assert set(resources) == {"prepare_data", "decode", "aggregate"}
+    assert set(resources) == {"prepare_data", "decode", "aggregate", "all"}
     for rule, values in resources.items():
         assert values["slurm_account"] == "proj42" and values["slurm_partition"] == "gpu_part", rule
         gpu_expected = {"gpu": "2", "gpu_model": "h100"} if rule in GPU_RULES else {}

@@ -2,18 +2,6 @@
 # bootstrap 95% intervals over prompts (results/tables/{table}.csv).
 
 
-def table_inputs(wildcards):
-    runs = sorted({job.run for job in TABLE_JOBS[wildcards.table]})
-    return {
-        "records": [PATHS.raw(run) for run in runs],
-        "exactness": [PATHS.exactness(run) for run in runs],
-    }
-
-
-def table_jobs_json(wildcards):
-    return json.dumps([dict(job.describe(), run=job.run) for job in TABLE_JOBS[wildcards.table]], sort_keys=True)
-
-
 rule aggregate:
     input:
         unpack(table_inputs),
@@ -26,9 +14,11 @@ rule aggregate:
         ),
     log:
         PATHS.log("aggregate", "{table}"),
+    conda:
+        "../../environment.yml"
+    threads: 1
     params:
         jobs=table_jobs_json,
         settings=settings_json(),
-    threads: 1
     script:
         "../scripts/aggregate.py"

@@ -7,7 +7,6 @@ from resispec.config import validate_config
 from resispec.sheets import expand_jobs, group_runs
 from resispec.workflow_paths import WorkflowPaths
 
-
 config.update(validate_config(config))
 PATHS = WorkflowPaths(config["results_dir"], config["reports_dir"])
 TABLE_JOBS = {}
@@ -40,6 +39,38 @@ def model_gpus(name):
 def settings_json():
     keys = ("device", "dtype", "threads", "seed", "data", "audit", "testing")
     return json.dumps({key: config[key] for key in keys}, sort_keys=True)
+
+
+def teacher_inputs(wildcards):
+    spec = config["models"][wildcards.model]
+    teacher = (spec.get("train") or spec.get("eagle") or {}).get("target") or spec.get(
+        "head_of"
+    )
+    return {"teacher": PATHS.model(teacher)} if teacher else {}
+
+
+def decode_inputs(wildcards):
+    row = RUNS[wildcards.run]
+    return {
+        "prompts": PATHS.prompts(row["target"], row["dataset"]),
+        "target": PATHS.model(row["target"]),
+        "draft": PATHS.model(row["draft"]),
+    }
+
+
+def table_inputs(wildcards):
+    runs = sorted({job.run for job in TABLE_JOBS[wildcards.table]})
+    return {
+        "records": [PATHS.raw(run) for run in runs],
+        "exactness": [PATHS.exactness(run) for run in runs],
+    }
+
+
+def table_jobs_json(wildcards):
+    return json.dumps(
+        [dict(job.describe(), run=job.run) for job in TABLE_JOBS[wildcards.table]],
+        sort_keys=True,
+    )
 
 
 def all_targets():

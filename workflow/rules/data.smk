@@ -8,9 +8,11 @@ rule prepare_data:
         prompts=PATHS.prompts(),
     log:
         PATHS.log("prepare_data", "{target}/{dataset}"),
+    conda:
+        "../../environment.yml"
+    threads: 1
     params:
         dataset="{dataset}",
         settings=settings_json(),
-    threads: 1
     script:
         "../scripts/prepare_data.py"

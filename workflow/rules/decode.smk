@@ -3,15 +3,6 @@
 # resumes where it stopped; the declared outputs appear only when every prompt is done.
 
 
-def decode_inputs(wildcards):
-    row = RUNS[wildcards.run]
-    return {
-        "prompts": PATHS.prompts(row["target"], row["dataset"]),
-        "target": PATHS.model(row["target"]),
-        "draft": PATHS.model(row["draft"]),
-    }
-
-
 rule decode:
     input:
         unpack(decode_inputs),
@@ -22,13 +13,15 @@ rule decode:
         PATHS.log("decode", "{run}"),
     benchmark:
         PATHS.benchmark("decode", "{run}")
-    params:
-        job=run_json,
-        settings=settings_json(),
+    conda:
+        "../../environment.yml"
     threads: config["threads"]
     resources:
         gpu=lambda wildcards: model_gpus(RUNS[wildcards.run]["target"]),
         mem_mb=config["resources"]["mem_mb"],
         runtime=config["resources"]["runtime"],
+    params:
+        job=run_json,
+        settings=settings_json(),
     script:
         "../scripts/decode.py"

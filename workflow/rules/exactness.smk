@@ -9,9 +9,11 @@ rule exactness:
         nodes=PATHS.exactness(),
     log:
         PATHS.log("exactness", "{run}"),
+    conda:
+        "../../environment.yml"
+    threads: 1
     params:
         job=run_json,
         settings=settings_json(),
-    threads: 1
     script:
         "../scripts/exactness.py"

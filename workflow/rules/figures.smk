@@ -1,16 +1,19 @@
-# Stage 6: figures (PNG and PDF) and LaTeX/HTML tables from the tidy tables.
+# Stage 6: the results notebook, executed against this run's tables so that it never goes stale; it
+# redraws the main figures (the report rule draws the full set).
 
 
-rule figures:
+rule notebook:
     input:
         tables=expand(PATHS.table(), table=TABLES),
+        nodes=[PATHS.exactness(run) for run in RUNS],
     output:
-        figures=directory(f"{PATHS.reports}/figures"),
-        tables=directory(f"{PATHS.reports}/tables"),
+        notebook=f"{PATHS.reports}/results.ipynb",
     log:
-        PATHS.log("figures", "all"),
-    params:
-        settings=settings_json(),
+        PATHS.log("notebook", "results"),
+    conda:
+        "../../environment.yml"
     threads: 1
+    params:
+        source=workflow.source_path("../../notebooks/results.ipynb"),
     script:
-        "../scripts/figures.py"
+        "../scripts/notebook.py"

@@ -1,39 +1,55 @@
-# Stage 7: the self-contained HTML report (and PDF where latexmk exists), and the results notebook
-# executed against this run's tables so that it never goes stale.
+# Stage 7: the report: LaTeX and HTML tables (paper value, ours with 95% CI, ratio), figures (PNG and
+# PDF), the self-contained report.html and report.pdf (when latexmk exists).
 
 
-rule notebook:
-    input:
-        tables=expand(PATHS.table(), table=TABLES),
+rule environment:
     output:
-        notebook=f"{PATHS.reports}/results.ipynb",
+        out=f"{PATHS.results}/environment.json",
     log:
-        PATHS.log("notebook", "results"),
-    params:
-        source="notebooks/results.ipynb",
-        tables_dir=f"{PATHS.results}/tables",
+        PATHS.log("environment", "info"),
+    conda:
+        "../../environment.yml"
     threads: 1
     script:
-        "../scripts/notebook.py"
+        "../scripts/info.py"
 
 
 rule report:
     input:
         tables=expand(PATHS.table(), table=TABLES),
-        figures=f"{PATHS.reports}/figures",
+        nodes=[PATHS.exactness(run) for run in RUNS],
+        environment=f"{PATHS.results}/environment.json",
         notebook=f"{PATHS.reports}/results.ipynb",
     output:
         html=report(
-            PATHS.report_html,
-            caption="../report/report.rst",
-            category="Report",
+            PATHS.report_html, caption="../report/report.rst", category="Report"
         ),
+        figures=report(
+            directory(f"{PATHS.reports}/figures"),
+            patterns=["{name}.png"],
+            caption="../report/figures.rst",
+            category="Figures",
+        ),
+        latex_tables=directory(f"{PATHS.reports}/tables"),
     log:
         PATHS.log("report", "html"),
-    params:
-        settings=settings_json(),
-        run_name=config["run_name"],
-        reports_dir=PATHS.reports,
+    conda:
+        "../../environment.yml"
     threads: 1
+    params:
+        config=lambda wildcards: json.dumps(
+            {
+                k: config[k]
+                for k in (
+                    "run_name",
+                    "device",
+                    "dtype",
+                    "seed",
+                    "data",
+                    "models",
+                    "report",
+                )
+            }
+        ),
     script:
         "../scripts/report.py"

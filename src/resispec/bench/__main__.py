@@ -1,21 +1,33 @@
-"""Dispatch ``python -m resispec.bench <name> ...`` to ``resispec.bench.<name>.main(argv)``."""
+"""Dispatch ``python -m resispec.bench <name> ...`` to ``resispec.bench.<name>.main(argv)``.
+
+Every module of this package other than ``__main__`` and helpers listed in ``HELPERS`` is a subcommand.
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import pkgutil
 import sys
 
-SUBCOMMANDS = {"verify": "acceptance and per-node cost of every verifier (issue 3)"}
+import resispec.bench as package
+
+HELPERS = {"pairs"}
+
+
+def subcommands() -> list[str]:
+    return sorted(
+        info.name
+        for info in pkgutil.iter_modules(package.__path__)
+        if not info.name.startswith("_") and info.name not in HELPERS
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m resispec.bench", description=__doc__)
-    parser.add_argument(
-        "name", choices=sorted(SUBCOMMANDS), help="; ".join(f"{k}: {v}" for k, v in SUBCOMMANDS.items())
-    )
-    args, rest = parser.parse_known_args(argv[:1])
+    parser.add_argument("name", choices=subcommands(), help="benchmark to run; `<name> -h` for its options")
+    args = parser.parse_args(argv[:1])
     module = importlib.import_module(f"resispec.bench.{args.name}")
     return int(module.main(argv[1:]) or 0)
 

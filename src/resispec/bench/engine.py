@@ -1,7 +1,8 @@
 """Benchmark: autoregressive vs HF assisted generation vs tree speculative decoding on one model pair.
 
 ``python -m resispec.bench engine --target DIR --draft DIR [--trees chain4,d4b2,d5b3] [--methods ...]``
-prints tokens/s and accepted length per configuration, as ratios to plain autoregressive ``generate``.
+prints tokens/s (median over round-robin repeats) and accepted length per configuration, as ratios to
+plain autoregressive ``generate``.
 Accepted length: new tokens per target forward (autoregressive: 1; assisted: counted with a forward
 hook; engine: mean tokens committed per step).
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 
 import torch
@@ -24,8 +26,13 @@ DEFAULT_PROMPTS = (
 
 def _args(argv):
     parser = argparse.ArgumentParser(prog="python -m resispec.bench engine", description=__doc__)
-    parser.add_argument("--target", required=True, help="target model directory (HF format)")
-    parser.add_argument("--draft", required=True, help="draft model directory (same tokenizer)")
+    parser.add_argument("--target", help="target model directory (HF format)")
+    parser.add_argument("--draft", help="draft model directory (same tokenizer)")
+    parser.add_argument(
+        "--synthetic",
+        metavar="DIR",
+        help="instead of --target/--draft: build (once) and use a synthetic random pair in DIR",
+    )
     parser.add_argument("--trees", default="chain4,d4b2,d5b3")
     parser.add_argument("--methods", default="specinfer,sequoia,ers,resispec")
     parser.add_argument("--temperature", type=float, default=1.0)
@@ -34,11 +41,13 @@ def _args(argv):
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (CPU)")
+    parser.add_argument("--repeats", type=int, default=3, help="round-robin repeats; median time is kept")
     parser.add_argument("--json", default=None, help="also write the rows to this JSON file")
     return parser.parse_args(argv)
 
 
-def _prompt_ids(target_dir, count, device):
+def _prompt_ids(target_dir, count, device, vocab):
     from transformers import AutoTokenizer
 
     try:
@@ -47,7 +56,7 @@ def _prompt_ids(target_dir, count, device):
         return [tokenizer(t, return_tensors="pt").input_ids[0].to(device) for t in texts]
     except (OSError, ValueError):  # no tokenizer saved: fixed pseudo-random prompts
         gen = torch.Generator().manual_seed(0)
-        return [torch.randint(3, 100, (12,), generator=gen).to(device) for _ in range(count)]
+        return [torch.randint(3, min(100, vocab), (12,), generator=gen).to(device) for _ in range(count)]
 
 
 class _ForwardCounter:
@@ -96,25 +105,79 @@ def run(argv=None) -> list[dict]:
     from resispec.trees import parse
 
     args = _args(argv)
+    if args.synthetic:
+        args.target, args.draft = synthetic_pair(args.synthetic)
+    if not (args.target and args.draft):
+        raise ValueError("give --target and --draft model directories, or --synthetic DIR")
+    if args.threads:
+        torch.set_num_threads(args.threads)
     target = load_model(args.target, device=args.device, dtype=args.dtype)
     draft = load_model(args.draft, device=args.device, dtype=args.dtype)
-    prompts = _prompt_ids(args.target, args.prompts, args.device)
+    prompts = _prompt_ids(args.target, args.prompts, args.device, target.config.vocab_size)
     _engine_run(target, draft, prompts[:1], argparse.Namespace(**{**vars(args), "max_new_tokens": 4}),
                 "specinfer", "d3b2")  # fmt: skip  # warm-up
-    rows = []
-    tokens, seconds, forwards = _hf_run(target, prompts, args)
-    rows.append(_row("autoregressive", "-", "-", tokens, seconds, tokens / forwards))
-    tokens, seconds, forwards = _hf_run(target, prompts, args, assistant=draft)
-    rows.append(_row("hf_assisted", "chain(dynamic)", "hf", tokens, seconds, tokens / forwards))
     methods = args.methods.split(",") if args.temperature > 0 else ["greedy"]
-    for tree in args.trees.split(","):
-        for method in methods:
-            tokens, seconds, steps = _engine_run(target, draft, prompts, args, method, parse(tree))
-            rows.append(_row("engine", tree, method, tokens, seconds, tokens / max(steps, 1)))
+    configs = [("autoregressive", "-", "-"), ("hf_assisted", "chain(dynamic)", "hf")]
+    configs += [("engine", tree, method) for tree in args.trees.split(",") for method in methods]
+    totals = {config: [0, [], 0] for config in configs}  # tokens, seconds per repeat, target forwards
+    for _ in range(args.repeats):  # round-robin so that machine load drifts hit every configuration
+        for config in configs:
+            system, tree, method = config
+            if system == "engine":
+                tokens, seconds, forwards = _engine_run(target, draft, prompts, args, method, parse(tree))
+            else:
+                assistant = draft if system == "hf_assisted" else None
+                tokens, seconds, forwards = _hf_run(target, prompts, args, assistant=assistant)
+            totals[config][0] += tokens
+            totals[config][1].append(seconds * args.repeats)  # scaled to the whole run
+            totals[config][2] += forwards
+    rows = [
+        _row(*config, tokens, statistics.median(seconds), tokens / max(forwards, 1))
+        for config, (tokens, seconds, forwards) in totals.items()
+    ]
     base = rows[0]["tokens_per_s"]
     for row in rows:
         row["speedup"] = row["tokens_per_s"] / base
     return rows
+
+
+def synthetic_pair(root, vocab=4096, hidden=256, layers=8, draft_layers=2, seed=0) -> tuple[str, str]:
+    """A random Llama target whose layers after ``draft_layers`` are damped residual updates (output
+    projections scaled by 0.15, embeddings by 4) and a draft made of its first ``draft_layers`` layers:
+    a cheap pair with high, not perfect, agreement, standing in for a trained pair.
+    Returns (target_dir, draft_dir)."""
+    from pathlib import Path
+
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    root = Path(root)
+    target_dir, draft_dir = root / "target", root / "draft"
+    if (target_dir / "config.json").is_file() and (draft_dir / "config.json").is_file():
+        return str(target_dir), str(draft_dir)
+    config = LlamaConfig(
+        vocab_size=vocab, hidden_size=hidden, intermediate_size=4 * hidden, num_hidden_layers=layers,
+        num_attention_heads=hidden // 64, num_key_value_heads=hidden // 64, max_position_embeddings=2048,
+        initializer_range=0.05, bos_token_id=1, eos_token_id=2, pad_token_id=2, tie_word_embeddings=True,
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    target = LlamaForCausalLM(config).eval()
+    with torch.no_grad():
+        target.model.embed_tokens.weight.mul_(4.0)  # peakier next-token distributions
+        for layer in target.model.layers[draft_layers:]:
+            layer.self_attn.o_proj.weight.mul_(0.15)
+            layer.mlp.down_proj.weight.mul_(0.15)
+    target.save_pretrained(target_dir)
+    draft = LlamaForCausalLM(LlamaConfig(**{**config.to_dict(), "num_hidden_layers": draft_layers})).eval()
+    state = {k: v for k, v in target.state_dict().items() if not k.startswith("model.layers.")}
+    state.update({k: v for k, v in target.state_dict().items() if _layer_index(k) in range(draft_layers)})
+    draft.load_state_dict(state, strict=False)
+    draft.save_pretrained(draft_dir)
+    return str(target_dir), str(draft_dir)
+
+
+def _layer_index(key: str) -> int:
+    parts = key.split(".")
+    return int(parts[2]) if key.startswith("model.layers.") else -1
 
 
 def _row(system, tree, method, tokens, seconds, accepted):

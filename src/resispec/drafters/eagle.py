@@ -1,9 +1,14 @@
 """EAGLE-1 style drafter: a feature-level head fed with the target's last hidden states.
 
-Head protocol (the module built in ``resispec.eagle_head`` or any object with the same call)::
+Head protocol (``resispec.eagle_head.EagleHead`` or any module with the same call)::
 
-    head(input_ids=LongTensor[1, Q], features=Tensor[1, Q, H], cache=Cache, position_ids=LongTensor[1, Q],
-         attention_mask=Tensor[1, 1, Q, K] | None) -> (features Tensor[1, Q, H], logits Tensor[1, Q, V])
+    head(token_ids LongTensor[1, Q], target_features Tensor[1, Q, H], cache, *,
+         position_ids=LongTensor[1, Q], attention_mask=BoolTensor[1, 1, Q, K] | None)
+        -> (features Tensor[1, Q, H], logits Tensor[1, Q, V])
+
+``cache`` is extended in place by the call; it is an HF ``Cache`` or any object with ``len()`` and
+``crop(length)`` (``resispec.eagle_head.EagleCache``, the default when that module is importable).
+``attention_mask``: True = attend, over [cached positions | new positions]; None = causal.
 
 Pair i of the head's sequence is (target feature at position i, token at position i + 1); its output
 feature predicts position i + 1's feature and its logits the token at position i + 2. Committed pairs use
@@ -18,8 +23,8 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from ..kv_cache import cache_length, keep_positions
-from ..tree_attention import model_dtype, tree_mask, tree_position_ids
+from ..kv_cache import cache_length, crop_to
+from ..tree_attention import tree_mask, tree_position_ids
 from ..trees import Tree
 from .base import Drafter, DraftTree, process_logits
 from .tree_drafting import TreeLayout, draft_levels
@@ -27,14 +32,18 @@ from .tree_drafting import TreeLayout, draft_levels
 __all__ = ["EagleDrafter"]
 
 
-def _default_call(head, input_ids, features, cache, position_ids, attention_mask):
-    return head(
-        input_ids=input_ids,
-        features=features,
-        cache=cache,
-        position_ids=position_ids,
-        attention_mask=attention_mask,
-    )
+def _default_call(head, token_ids, features, cache, position_ids, attention_mask):
+    return head(token_ids, features, cache, position_ids=position_ids, attention_mask=attention_mask)
+
+
+def _default_cache():
+    try:
+        from ..eagle_head import EagleCache
+    except ImportError:  # pragma: no cover - the head module is optional for this drafter
+        from transformers import DynamicCache
+
+        return DynamicCache()
+    return EagleCache()
 
 
 class EagleDrafter(Drafter):
@@ -50,9 +59,7 @@ class EagleDrafter(Drafter):
         self.reset()
 
     def reset(self) -> None:
-        from transformers import DynamicCache
-
-        self.cache = self._cache_factory() if self._cache_factory else DynamicCache()
+        self.cache = (self._cache_factory or _default_cache)()
         self._features: list[torch.Tensor] = []  # target features [n, H] of positions 0..L-2
         self._num_pairs: int | None = None
 
@@ -80,14 +87,15 @@ class EagleDrafter(Drafter):
         root_features, root_logits = self._run(
             committed_ids[start + 1 :], features[start:num_pairs], positions, None
         )
-        layout = self._layouts.setdefault(tree, TreeLayout(tree, committed_ids.device))
+        if tree not in self._layouts:
+            self._layouts[tree] = TreeLayout(tree, committed_ids.device)
+        layout = self._layouts[tree]
         node_features = root_features.new_zeros(tree.num_nodes, root_features.shape[-1])  # [N, H]
         node_features[0] = root_features[-1]
-        dtype = model_dtype(self.head)
 
         def forward_level(nodes: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
             cached_nodes = torch.arange(1, int(nodes[0]), device=nodes.device)
-            mask = tree_mask(layout.ancestors, nodes, cached_nodes, num_pairs, dtype)
+            mask = tree_mask(layout.ancestors, nodes, cached_nodes, num_pairs, torch.bool)
             pos = tree_position_ids(layout.depths, nodes, num_pairs - 1)
             feats, logits = self._run(tokens, node_features[layout.parents[nodes]], pos, mask)
             node_features[nodes] = feats
@@ -109,5 +117,5 @@ class EagleDrafter(Drafter):
             raise ValueError("target_features: the EAGLE drafter needs the target's hidden states")
         self._features.append(target_features.detach())
         if self._num_pairs is not None:
-            keep_positions(self.cache, torch.arange(self._num_pairs))
+            crop_to(self.cache, self._num_pairs)  # re-feed accepted tokens with true features
             self._num_pairs = None

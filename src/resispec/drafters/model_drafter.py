@@ -44,7 +44,7 @@ class ModelDrafter(Drafter):
         pending = committed_ids[cache_length(self.cache) :]  # [m >= 1], ends with the root
         if len(pending) == 0:
             raise ValueError("committed_ids: the drafter cache already covers the root token")
-        out = self.model(input_ids=pending[None], cache=self.cache, use_cache=True)
+        out = self.model(input_ids=pending[None], cache=self.cache, use_cache=True, logits_to_keep=1)
         root_probs = process_logits(out.logits[0, -1], temperature)  # [V]
         prefix_len = len(committed_ids)
         layout = self._layout(tree, committed_ids.device)

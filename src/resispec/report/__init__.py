@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from resispec.report import figures as _figures
 from resispec.report import html as _html
 from resispec.report import latex as _latex
@@ -17,10 +19,10 @@ from resispec.report.compare import compare_all
 from resispec.report.environment import collect_environment
 from resispec.report.findings import findings as _findings
 from resispec.report.paper import load_paper_values, load_raw, table_info
-from resispec.report.tables import write_tables
+from resispec.report.tables import table_texts, write_tables
 from resispec.report.tidy import load_tables, models, read_nodes
 
-__all__ = ["build_report", "load_paper_values", "load_tables", "compare_all"]
+__all__ = ["build_report", "build_figures", "load_paper_values", "load_tables", "compare_all"]
 
 
 def _paper_models(info: dict) -> str:
@@ -41,32 +43,73 @@ def _table_sections(texts: dict, info: dict, tables: dict) -> list[dict]:
     ]
 
 
-def build_report(
-    tables_dir, figures_dir, out_dir, *, config: dict, audit=None, environment: dict | None = None,
-    pdf: bool = True, paper_values=None,
-) -> dict[str, Path | str | None]:  # fmt: skip
-    """Build every report artefact from the tidy tables.
-
-    ``audit``: per-node audit rows: a CSV, a folder of CSVs (``results/exactness/``), a list of either, or
-    None. ``environment``: hardware and
-    versions recorded by the run (e.g. loaded from ``results/environment.json``); None collects them here.
-    ``config['report']['reasons']`` maps 'table', 'table/method' or 'table/method/metric' to why those
-    cells were not run. Returns paths of ``html``, ``pdf`` (None when skipped), ``pdf_message``.
-    """
+def _inputs(tables_dir, audit, config: dict, paper_values) -> dict:
     if not isinstance(config, dict):
         raise ValueError(f"config must be a dict, got {type(config).__name__}")
-    out_dir, figures_dir = Path(out_dir), Path(figures_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     tables = load_tables(tables_dir)
-    nodes = read_nodes(audit)
-    reasons = (config.get("report") or {}).get("reasons") or {}
-    comparison = compare_all(load_paper_values(paper_values), tables, reasons=reasons)
+    settings = config.get("report") or {}
+    comparison = compare_all(
+        load_paper_values(paper_values), tables, reasons=settings.get("reasons") or {},
+        tree_aliases=settings.get("tree_aliases") or {},
+    )  # fmt: skip
+    return {
+        "tables": tables,
+        "nodes": read_nodes(audit),
+        "comparison": comparison,
+        "info": table_info(paper_values),
+    }
+
+
+def build_figures(tables_dir, figures_dir, tables_out, *, config: dict | None = None, audit=None,
+                  paper_values=None) -> dict:  # fmt: skip
+    """The figures stage: every figure (PNG+PDF) into ``figures_dir`` and every comparison table
+    (``{table}.tex``, ``{table}.html``) into ``tables_out``. Returns ``{"figures": ..., "tables": ...}``."""
+    data = _inputs(tables_dir, audit, config or {}, paper_values)
+    texts = write_tables(data["comparison"], data["info"], tables_out)
+    figures = _figures.make_figures(data["tables"], data["comparison"], data["nodes"], figures_dir)
+    return {"figures": figures, "tables": texts}
+
+
+def existing_figures(figures_dir) -> dict[str, dict[str, Path]]:
+    """Paths of the figures a previous figures stage wrote; ValueError naming the first one missing."""
+    paths = {}
+    for name in _figures.FIGURE_NAMES:
+        pair = {kind: Path(figures_dir) / f"{name}.{kind}" for kind in ("png", "pdf")}
+        missing = [str(path) for path in pair.values() if not path.is_file()]
+        if missing:
+            raise ValueError(f"figure file missing: {missing[0]} (run the figures stage or redraw=True)")
+        paths[name] = pair
+    return paths
+
+
+def build_report(
+    tables_dir, figures_dir, out_dir, *, config: dict, audit=None, environment: dict | None = None,
+    pdf: bool = True, paper_values=None, redraw: bool = True,
+) -> dict[str, Path | str | None]:  # fmt: skip
+    """Build ``report.html`` (and ``report.pdf``, ``comparison.csv``) in ``out_dir`` from the tidy tables.
+
+    ``audit``: per-node audit rows: a CSV, a folder of CSVs (``results/exactness/``), a list of either, or
+    None. ``environment``: hardware and versions recorded by the run; None collects them here.
+    ``config['report']['reasons']`` maps 'table', 'table/method', 'table/host' or 'table/method/metric'
+    to why those cells were not run; ``config['report']['tree_aliases']`` maps a paper tree to the tree
+    our run used instead (e.g. ``{d5b3: d3b3}`` in a scaled-down test run). ``redraw=True`` draws the
+    figures into ``figures_dir`` and writes the tables into ``out_dir/tables``; ``redraw=False`` embeds
+    the figures a figures stage already wrote there and writes no table files. Returns paths of
+    ``html``, ``comparison``, ``pdf`` (None when skipped) and ``pdf_message``.
+    """
+    data = _inputs(tables_dir, audit, config, paper_values)
+    tables, nodes, comparison, info = data["tables"], data["nodes"], data["comparison"], data["info"]
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
     comparison.to_csv(out_dir / "comparison.csv", index=False)
-    info = table_info(paper_values)
-    texts = write_tables(comparison, info, out_dir / "tables")
-    figure_paths = _figures.make_figures(tables, comparison, nodes, figures_dir)
+    if redraw:
+        texts = write_tables(comparison, info, out_dir / "tables")
+        figure_paths = _figures.make_figures(tables, comparison, nodes, figures_dir)
+    else:
+        texts = table_texts(comparison, info)
+        figure_paths = existing_figures(figures_dir)
     found = _findings(comparison, tables, nodes)
-    our_models = "; ".join(sorted({models(frame) for frame in tables.values()} - {"n/a"})) or "n/a"
+    our_models = models(pd.concat(list(tables.values()), ignore_index=True) if tables else None)
     note = (
         "Recorded by the run."
         if environment

@@ -21,6 +21,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--audit-nodes", help="per-node audit file (results/audit/nodes.csv)")
     parser.add_argument("--environment", help="JSON with the run's hardware and versions")
     parser.add_argument("--no-pdf", action="store_true", help="skip the LaTeX/PDF build")
+    parser.add_argument("--no-redraw", action="store_true", help="embed the figures already in --figures")
     return parser.parse_args(argv)
 
 
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     result = build_report(
         args.tables, args.figures, args.out, config=_load_mapping(args.config, "--config") or {},
         audit=args.audit_nodes, environment=_load_mapping(args.environment, "--environment"),
-        pdf=not args.no_pdf,
+        pdf=not args.no_pdf, redraw=not args.no_redraw,
     )  # fmt: skip
     print(json.dumps({k: str(v) for k, v in result.items()}, indent=1))
     return 0

@@ -56,6 +56,9 @@ def _select(ours: pd.DataFrame, cell: dict, metric: str, **override) -> tuple[pd
     rows = rows[rows["metric"] == metric]
     if rows.empty:
         return rows, f"our run did not record metric {metric!r} for this configuration"
+    rows = rows[rows["mean"].notna()]
+    if rows.empty:
+        return rows, f"our run recorded {metric!r} here but its value is not finite (NaN)"
     return rows.sort_values(["dataset", "temperature", "tree", "method"]), None
 
 
@@ -210,6 +213,8 @@ def _agrees(cell: dict, row: dict) -> bool:
 
 def _notes(cell: dict, found: dict) -> str:
     notes = []
+    if isinstance(cell.get("paper_tree"), str) and cell["paper_tree"] != cell["tree"]:
+        notes.append(f"our tree {cell['tree']} stands in for the paper's {cell['paper_tree']}")
     if cell["metric"] == "kl":
         notes.append(f"agreement: both below or both above {FP_KL_LEVEL:g}")
     if cell["metric"] in NOT_COMPARABLE:
@@ -223,10 +228,21 @@ def _notes(cell: dict, found: dict) -> str:
     return "; ".join(notes)
 
 
+def alias_trees(paper: pd.DataFrame, aliases: dict | None) -> pd.DataFrame:
+    """Replace paper trees by our stand-ins (``{paper_tree: our_tree}``, for runs that scale trees down);
+    the paper's tree is kept in ``paper_tree``."""
+    paper = paper.assign(paper_tree=paper["tree"])
+    if aliases:
+        paper["tree"] = [aliases.get(t, t) if isinstance(t, str) else t for t in paper["tree"]]
+    return paper
+
+
 def compare_all(
-    paper: pd.DataFrame, tables: dict[str, pd.DataFrame], *, reasons: dict | None = None
-) -> pd.DataFrame:
-    """All paper tables compared; one row per paper cell."""
+    paper: pd.DataFrame, tables: dict[str, pd.DataFrame], *, reasons: dict | None = None,
+    tree_aliases: dict | None = None,
+) -> pd.DataFrame:  # fmt: skip
+    """All paper tables compared; one row per paper cell (and per model pair of ours)."""
+    paper = alias_trees(paper, tree_aliases)
     parts = [
         compare_table(cells, tables.get(name), reasons=reasons)
         for name, cells in paper.groupby("table", sort=True)

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from resispec.report.compare import FP_KL_LEVEL, candidates
 
 TIME_PARTS = {"time_draft_s": "drafting", "time_target_s": "target forward", "time_verify_s": "verification"}
-SHAPING_PARTS = {"shaping_budget_s": "budgeting", "shaping_redistribution_s": "redistribution",
+SHAPING_PARTS = {"shaping_budgeting_s": "budgeting", "shaping_redistribution_s": "redistribution",
                  "shaping_proxy_s": "proxy formulation"}  # fmt: skip
 
 
@@ -144,10 +144,15 @@ def audit_scatter(nodes: pd.DataFrame | None) -> Figure:
 
 
 def _kl_from_nodes(nodes: pd.DataFrame) -> pd.DataFrame:
-    grouped = nodes.groupby("method")["kl"]
+    """Per method: mean (95% CI) and max over the nodes with finite KL, and how many nodes have KL = inf."""
+    kl = nodes.assign(finite=np.isfinite(nodes["kl"].to_numpy(dtype=float)))
+    grouped = kl[kl["finite"]].groupby("method")["kl"]
     mean, half = grouped.mean(), 1.96 * grouped.std(ddof=1).fillna(0.0) / np.sqrt(grouped.count())
     frame = pd.DataFrame({"mean": mean, "ci_low": mean - half, "ci_high": mean + half, "max": grouped.max()})
-    return frame.assign(source="per-node audit")
+    frame = frame.reindex(sorted(kl["method"].unique()))
+    infinite = kl[~kl["finite"]].groupby("method").size()
+    return frame.assign(n_inf=infinite.reindex(frame.index).fillna(0).astype(int),
+                        n=kl.groupby("method").size(), source="per-node audit")  # fmt: skip
 
 
 def kl_by_method(tables: dict, nodes: pd.DataFrame | None) -> pd.DataFrame:
@@ -159,8 +164,10 @@ def kl_by_method(tables: dict, nodes: pd.DataFrame | None) -> pd.DataFrame:
         if frame is not None and (frame["metric"] == "kl").any():
             rows = frame[frame["metric"] == "kl"].groupby("method")
             out = rows[["mean", "ci_low", "ci_high"]].mean()
-            return out.assign(max=rows["mean"].max(), source=f"results/tables/{name}.csv")
-    return pd.DataFrame(columns=["mean", "ci_low", "ci_high", "max", "source"])
+            return out.assign(
+                max=rows["mean"].max(), n_inf=0, n=rows.size(), source=f"results/tables/{name}.csv"
+            )
+    return pd.DataFrame(columns=["mean", "ci_low", "ci_high", "max", "n_inf", "n", "source"])
 
 
 def audit_kl(tables: dict, nodes: pd.DataFrame | None, floor: float = 1e-18) -> Figure:
@@ -170,13 +177,28 @@ def audit_kl(tables: dict, nodes: pd.DataFrame | None, floor: float = 1e-18) -> 
         return placeholder("KL per method", "no kl values in the per-node audit nor in results/tables/")
     fig = Figure(figsize=(6, 3.4), layout="constrained")
     ax = fig.add_subplot()
-    shown = kl[["mean", "ci_low", "ci_high", "max"]].astype(float).clip(lower=floor)
+    values = kl[["mean", "ci_low", "ci_high", "max"]].astype(float)
+    shown = values.where(np.isfinite(values), np.nan).clip(lower=floor).fillna(floor)
     err = np.vstack([shown["mean"] - shown["ci_low"], shown["ci_high"] - shown["mean"]]).clip(min=0)
-    ax.bar(shown.index, shown["mean"], yerr=err, capsize=3, color="tab:blue", label="mean (95% CI)")
-    ax.scatter(shown.index, shown["max"], marker="v", color="k", zorder=3, label="max over nodes")
+    ax.bar(
+        shown.index,
+        shown["mean"],
+        yerr=err,
+        capsize=3,
+        color="tab:blue",
+        label="mean over finite nodes (95% CI)",
+    )
+    ax.scatter(shown.index, shown["max"], marker="v", color="k", zorder=3, label="max over finite nodes")
+    for x, (method, row) in enumerate(kl.iterrows()):
+        if row["n_inf"]:
+            label, where = f"KL = inf on {row['n_inf']}/{row['n']} nodes", (x, shown.loc[method, "max"])
+            ax.annotate(
+                label, where, textcoords="offset points", xytext=(0, 8), ha="center", fontsize=8, color="r"
+            )
     ax.axhline(FP_KL_LEVEL, color="tab:red", ls="--", lw=1, label=f"floating-point level ({FP_KL_LEVEL:g})")
     ax.set(yscale="log", ylabel="KL(p || output law)", title=f"KL per method ({kl['source'].iloc[0]})")
-    ax.legend(fontsize=8)
+    ax.set_ylim(top=max(1.0, float(shown["max"].max()) * 1e3))
+    ax.legend(fontsize=7, loc="upper left")
     return fig
 
 
@@ -188,6 +210,9 @@ def save(fig: Figure, figures_dir: str | Path, name: str) -> dict[str, Path]:
     fig.savefig(paths["png"], dpi=150)
     fig.savefig(paths["pdf"])
     return paths
+
+
+FIGURE_NAMES = ("figure1", "figure3", "table3_plot", "table5_plot", "audit_scatter", "audit_kl")
 
 
 def make_figures(tables: dict, comparison: pd.DataFrame, nodes: pd.DataFrame | None, figures_dir) -> dict:

@@ -1,7 +1,7 @@
 """A LaTeX document with every table and figure, compiled to ``report.pdf`` by latexmk when available.
 
 TeX packages used (Debian: latexmk texlive-latex-base texlive-latex-recommended): booktabs, longtable,
-graphicx, geometry, caption, hyperref, float.
+graphicx, geometry, caption, hyperref, float, array.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from resispec.report.tables import latex_escape
 PREAMBLE = r"""\documentclass[10pt]{article}
 \usepackage[utf8]{inputenc}
 \usepackage[a4paper,landscape,margin=1.6cm]{geometry}
-\usepackage{booktabs,longtable,graphicx,float,caption}
+\usepackage{array,booktabs,longtable,graphicx,float,caption}
 \usepackage[hidelinks]{hyperref}
 \setlength{\LTcapwidth}{\linewidth}
 \title{ResiSpec reproduction report}

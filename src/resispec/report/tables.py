@@ -30,10 +30,10 @@ def _missing(value) -> bool:
 
 
 def fmt_number(value: float, metric: str = "") -> str:
-    """A number for tables: scientific below 1e-3, else 3 significant digits; '×' for ratio metrics."""
+    """A number for tables: scientific below 1e-3 and from 1e5, else 3 significant digits; '×' for ratios."""
     if _missing(value):
         return "–"
-    if value != 0 and abs(value) < 1e-3:
+    if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e5):
         text = f"{value:.2e}"
     elif abs(value) >= 100:
         text = f"{value:.1f}"
@@ -62,6 +62,7 @@ def display_rows(comparison: pd.DataFrame) -> list[dict]:
     for cell in comparison.to_dict("records"):
         ok = not _missing(cell["ours"])
         interval = f"[{fmt_number(cell['ours_low'])}, {fmt_number(cell['ours_high'])}]"
+        pair = f"ours: {cell.get('our_models')}"
         ours = f"{fmt_number(cell['ours'], cell['metric'])} {interval}"
         label = LABELS.get(cell["metric"], cell["metric"]).format(baseline=cell.get("baseline") or "")
         rows.append({
@@ -74,7 +75,7 @@ def display_rows(comparison: pd.DataFrame) -> list[dict]:
             "Ours (95% CI)": ours if ok else "not run",
             "n": f"{int(cell['n'])}" if ok and not _missing(cell["n"]) else "–",
             "Ours/Paper": fmt_number(cell["ratio"]) if ok else "–",
-            "Note": (f"ours: {cell['our_models']}; " if several_pairs and ok else "") + cell["note"],
+            "Note": "; ".join(filter(None, [pair if several_pairs and ok else "", cell["note"]])),
             "status": "ok" if ok else "missing",
             "agrees": cell.get("agrees"),
             "comparable": cell["metric"] in COMPARABLE,
@@ -106,14 +107,14 @@ def latex_escape(text: str) -> str:
     return "".join(LATEX_SPECIALS.get(ch, ch) for ch in str(text))
 
 
-def latex_table(comparison: pd.DataFrame, *, caption: str, label: str) -> str:
+def latex_table(comparison: pd.DataFrame, *, caption: str) -> str:
     """A booktabs longtable; notes go to a last column in small type."""
     columns = HEADER[:-1]
-    spec = "lllllrlrr" + "p{4.2cm}"
+    spec = "lllllrlrr" + r">{\raggedright\arraybackslash}p{4.2cm}"
     head = " & ".join(rf"\textbf{{{latex_escape(h)}}}" for h in HEADER) + r" \\"
     lines = [
         rf"\begin{{longtable}}{{{spec}}}",
-        rf"\caption{{{latex_escape(caption)}}}\label{{{label}}} \\",
+        rf"\caption*{{{latex_escape(caption)}}} \\",
         r"\toprule", head, r"\midrule", r"\endfirsthead",
         r"\toprule", head, r"\midrule", r"\endhead",
         r"\bottomrule", r"\endfoot",
@@ -133,16 +134,25 @@ def table_title(name: str) -> str:
     return name
 
 
+def table_texts(comparison: pd.DataFrame, info: dict[str, dict]) -> dict[str, dict[str, str]]:
+    """Per paper table: its LaTeX (``tex``), HTML (``html``) and ``caption``."""
+    texts = {}
+    for table, part in comparison.groupby("table", sort=True):
+        caption = f"{table_title(table)}: {info.get(table, {}).get('caption', '')}"
+        texts[table] = {
+            "tex": latex_table(part, caption=caption),
+            "html": html_table(part, table_id=f"cmp-{table}", caption=caption),
+            "caption": caption,
+        }
+    return texts
+
+
 def write_tables(comparison: pd.DataFrame, info: dict[str, dict], out_dir) -> dict[str, dict[str, str]]:
     """Write ``{table}.tex`` and ``{table}.html`` per paper table under ``out_dir``; returns the texts."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    texts = {}
-    for table, part in comparison.groupby("table", sort=True):
-        caption = f"{table_title(table)}: {info.get(table, {}).get('caption', '')}"
-        tex = latex_table(part, caption=caption, label=f"tab:{table}")
-        page = html_table(part, table_id=f"cmp-{table}", caption=caption)
-        (out_dir / f"{table}.tex").write_text(tex)
-        (out_dir / f"{table}.html").write_text(page)
-        texts[table] = {"tex": tex, "html": page, "caption": caption}
+    texts = table_texts(comparison, info)
+    for table, text in texts.items():
+        (out_dir / f"{table}.tex").write_text(text["tex"])
+        (out_dir / f"{table}.html").write_text(text["html"])
     return texts

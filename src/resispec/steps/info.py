@@ -9,6 +9,7 @@ HELP = "print package versions, hardware and available devices (JSON)"
 
 def add_arguments(parser) -> None:
     parser.add_argument("--out", help="also write the JSON to this file")
+    parser.add_argument("--threads", type=int, help="ignored (workflow bridge)")
 
 
 def collect() -> dict:

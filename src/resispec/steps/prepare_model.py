@@ -72,6 +72,8 @@ def run(args) -> int:
     spec = args.spec
     if "source" in spec:
         info = materialise_source(spec["source"], dest)
+        if spec.get("head_of"):
+            info.update(kind="eagle", teacher=spec["head_of"])
     elif "train" in spec:
         info = _train_draft(spec, model_dir(args.teacher), dest, args.settings)
     else:

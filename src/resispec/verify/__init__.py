@@ -1,7 +1,14 @@
 """Verification core: every verifier, its exact output law and the alpha* bound (docs/verifiers.md).
 
 Public API: ``output_law``, ``acceptance_rate``, ``alpha_star``, ``get_verifier``, ``METHODS``; also
-``output_law_with_bound`` and ``evaluate`` (law, acceptance and certified error in one call).
+``evaluate`` (law, acceptance and certified error in one call), ``output_law_with_bound`` (pruned history
+recursion with a certified error) and ``estimate`` (unbiased sampled-history law and acceptance with a
+standard error, for sequoia / resispec on real vocabularies where the exact recursion is out of reach).
+
+Laws are computed in float64 from inputs renormalised to sum 1 (inputs may be off by up to 1e-3).
+``ers`` plans (chooses its future reach T) on 128 log-spaced p/q bins when V > 128 and with 8 undamped
+iterations (options ``bins``, ``iterations``, ``damping``, ``tol``); the law and the sampler use the same
+T, and any T is exact. ``ers``'s "never below specinfer" is guaranteed on the planned (binned) problem.
 
 ``replacement=None`` means the method's natural drawing: with replacement for specinfer / ers / resispec,
 without for sequoia. ``specinfer`` with ``replacement=False`` is the greedy plan without replacement, i.e.
@@ -44,9 +51,13 @@ __all__ = [
 
 
 class LawResult(NamedTuple):
-    law: torch.Tensor  # [V] float64; a sub-probability short of ``err`` when the recursion pruned
-    acceptance: float  # lower bound; the true value lies in [acceptance, acceptance + err]
-    err: float  # certified pruned probability mass (0 when exact)
+    """evaluate: law [V] float64 (a sub-probability short of ``err`` when the recursion pruned),
+    acceptance (the true value lies in [acceptance, acceptance + err]), err (pruned mass, 0 when exact).
+    estimate: unbiased law and acceptance; err is the acceptance's standard error."""
+
+    law: torch.Tensor
+    acceptance: float
+    err: float
 
 
 def resolve(method: str, replacement: bool | None) -> str:

@@ -87,7 +87,7 @@ def check_exact(err: float, method: str) -> None:
     if err > 0:
         raise ValueError(
             f"{method}: exact recursion over rejection histories exceeded max_histories (pruned mass "
-            f"{err:.3g}); call output_law_with_bound(..., eps=...) for a certified approximation"
+            f"{err:.3g}); use output_law_with_bound(..., eps=...) (certified) or estimate(...) (sampled)"
         )
 
 

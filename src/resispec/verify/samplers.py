@@ -60,15 +60,25 @@ class Verifier:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(method={self.method!r}, draws={self.draws!r}, options={self.options})"
 
-    def __call__(self, target_probs, draft_probs, candidates, generator) -> VerifyOutcome:
+    def __call__(
+        self, target_probs, draft_probs, candidates, generator, *, future_reach=None
+    ) -> VerifyOutcome:
+        """Verify one node. ``future_reach`` [k] (ers only): a plan from ``plan_batch``, skipping planning."""
         if self.validate:
             check_pair(target_probs, draft_probs)
             check_candidates(candidates, target_probs.shape[-1])
+        if future_reach is not None and self.method != "ers":
+            raise ValueError(f"future_reach is only meaningful for ers, not {self.method}")
         dtype = working_dtype(target_probs)
         target, draft = target_probs.to(dtype), draft_probs.to(dtype)
         self.last_timings = {"budgeting": 0.0, "redistribution": 0.0, "proxy": 0.0}
         if candidates.numel() == 0:
             return self._no_candidates(target, generator)
+        if future_reach is not None:
+            if future_reach.shape != (candidates.numel(),):
+                shape = tuple(future_reach.shape)
+                raise ValueError(f"future_reach must have shape [k] = ({candidates.numel()},), got {shape}")
+            return self._verify(target, draft, candidates.tolist(), generator, future_reach)
         return self._verify(target, draft, candidates.tolist(), generator)
 
     def _no_candidates(self, target, generator) -> VerifyOutcome:
@@ -85,21 +95,24 @@ class SequentialVerifier(Verifier):
 
     draws = "with_replacement"
 
-    def _verify(self, target, draft, candidates, generator):
+    def _verify(self, target, draft, candidates, generator, future_reach=None):
         start = time.perf_counter()
         if self.method == "specinfer":
             futures = [0.0] * len(candidates)
+        elif future_reach is not None:
+            futures = future_reach.tolist()
         else:
             futures = future_for(self.method, target, draft, len(candidates), **self.options).tolist()
         start = self._tick("budgeting", start)
         residual, reach = target, target.sum()
         for index, token in enumerate(candidates):
-            mass = plan_step(residual, reach, draft, futures[index])  # [V]
-            start = self._tick("redistribution", start)
-            if bool(uniform(target, generator) * reach * draft[token] < mass[token]):
+            at = slice(token, token + 1)  # c_i(x) first: the full c_i [V] is only needed on rejection
+            mass_at = plan_step(residual[at], reach, draft[at], futures[index])  # [1]
+            if bool(uniform(target, generator) * reach * draft[token] < mass_at[0]):
                 self._tick("proxy", start)
                 return VerifyOutcome(index, token)
             start = self._tick("proxy", start)
+            mass = plan_step(residual, reach, draft, futures[index])  # [V]
             residual = (residual - mass).clamp_min(0)
             reach = residual.sum()
             start = self._tick("redistribution", start)
@@ -114,7 +127,21 @@ class SpecInferVerifier(SequentialVerifier):
 
 class ERSVerifier(SequentialVerifier):
     method = "ers"
-    option_names = ("iterations", "damping", "tol")
+    option_names = ("iterations", "damping", "tol", "bins")
+
+    def plan_batch(self, target_probs: torch.Tensor, draft_probs: torch.Tensor, num_candidates: int):
+        """Plans of many nodes at once (one batched planning pass, far cheaper per node than planning in
+        each call): target/draft [N, V] -> future_reach [N, k]; pass row n as ``future_reach`` when
+        verifying node n with k candidates. Any future_reach gives an exact verifier."""
+        if self.validate:
+            check_pair(target_probs, draft_probs, batched=True)
+        start = time.perf_counter()
+        dtype = working_dtype(target_probs)
+        future = future_for(
+            "ers", target_probs.to(dtype), draft_probs.to(dtype), num_candidates, **self.options
+        )
+        self.last_timings = {"budgeting": time.perf_counter() - start, "redistribution": 0.0, "proxy": 0.0}
+        return future.transpose(0, -1).reshape(-1, num_candidates) if future.ndim > 1 else future
 
 
 class SequoiaVerifier(Verifier):

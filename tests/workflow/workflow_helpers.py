@@ -1,0 +1,41 @@
+"""Running the workflow from tests: a copy of the repository in a temporary directory, and Snakemake
+as a subprocess of this interpreter (so the package under test is the one it uses)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+IGNORE = shutil.ignore_patterns(
+    ".git", ".venv", ".snakemake", "results", "logs", "__pycache__", "*.pyc", ".pytest_cache", ".ruff_cache"
+)
+TABLES = [f"table{i}" for i in range(1, 7)] + ["figure1", "figure3"]
+
+
+def workflow_copy(dest: Path) -> Path:
+    """The workflow files (not the package, which is installed) copied to `dest`, without outputs."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("Snakefile", "workflow", "config", "profiles", "notebooks", ".test"):
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, dest / name, ignore=IGNORE, dirs_exist_ok=True)
+        else:
+            shutil.copy2(source, dest / name)
+    for stale in ("results", "reports"):
+        shutil.rmtree(dest / ".test" / stale, ignore_errors=True)
+    return dest
+
+
+def snakemake(args: list[str], cwd: Path, *, timeout: float = 900, check: bool = True) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.setdefault("RESISPEC_DATA_DIR", str(REPO.parent / "shared" / "data"))
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
+    return result
