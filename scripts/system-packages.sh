@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Debian packages the test suite uses: SLURM + munge (the real single-node cluster test), Chromium
-# (the report screenshot test), latexmk and TeX (the PDF report). Installed only when missing and
+# Debian packages the test suite uses: SLURM (slurmctld, slurmd, client) and munge (the real single-node
+# cluster test), Chromium (the report screenshot test), latexmk and TeX (the PDF report). Installed only when missing and
 # when running as root with apt-get; otherwise the tests that need them say why they are skipped.
 set -uo pipefail
-packages=(slurm-wlm munge chromium latexmk texlive-latex-recommended texlive-latex-extra)
-commands=(slurmctld munged chromium latexmk pdflatex pdflatex)
+packages=(slurmctld slurmd slurm-client munge chromium latexmk texlive-latex-base texlive-latex-recommended)
+commands=(slurmctld slurmd sbatch munged chromium latexmk pdflatex /usr/share/texlive/texmf-dist/tex/latex/booktabs/booktabs.sty)
 missing=()
 for i in "${!packages[@]}"; do
-  command -v "${commands[$i]}" >/dev/null 2>&1 || [ -x "/usr/sbin/${commands[$i]}" ] || missing+=("${packages[$i]}")
+  c="${commands[$i]}"
+  command -v "$c" >/dev/null 2>&1 || [ -x "/usr/sbin/$c" ] || [ -f "$c" ] || missing+=("${packages[$i]}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then

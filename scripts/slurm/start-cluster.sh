@@ -20,7 +20,7 @@
 #   RESISPEC_SLURM_DIR          config, state, logs, PID files   (default /tmp/resispec-slurm)
 #   RESISPEC_SLURM_CPUS         CPUs declared for the node       (default: nproc)
 #   RESISPEC_SLURM_MEM_MB       memory declared for the node     (default: max(90% of MemTotal, 64000))
-#   RESISPEC_SLURM_GPUS         placeholder GPUs (gres.conf File=/dev/null; 0 = none) (default 1)
+#   RESISPEC_SLURM_NODE_GPUS    placeholder GPUs of the node (gres.conf File=/dev/null,...; 0-5) (default 2)
 #   RESISPEC_SLURM_MIN_JOB_AGE  seconds finished jobs stay visible to squeue (default 600;
 #                               must be >= 3 x the plugin's init_seconds_before_status_checks)
 #   RESISPEC_SLURM_PORT         slurmctld port; slurmd uses PORT+1 (default 6817)
@@ -86,7 +86,7 @@ write_config() {
     # memory is declared, not enforced (CR_CPU, no cgroups): at least 64 GB, so that the memory
     # requests of the workflow (and their growth on retries) fit on a small CI runner too
     mem="${RESISPEC_SLURM_MEM_MB:-$(awk '/MemTotal/ {m = int($2 / 1024 * 0.9); print (m > 64000 ? m : 64000)}' /proc/meminfo)}"
-    gpus="${RESISPEC_SLURM_GPUS:-1}"
+    gpus="${RESISPEC_SLURM_NODE_GPUS:-2}"
     min_age="${RESISPEC_SLURM_MIN_JOB_AGE:-600}"
     [[ "$gpus" -gt 0 ]] && gres_line="Gres=gpu:$gpus"
     cat >"$CONF" <<EOF
@@ -128,9 +128,12 @@ PartitionName=debug Nodes=$NODE Default=YES MaxTime=INFINITE State=UP OverSubscr
 EOF
     if [[ "$gpus" -gt 0 ]]; then
         # Placeholder GPUs: SLURM accepts --gpus/--gres=gpu requests, the jobs get no real device.
+        # one distinct character device per GPU (slurmd rejects a repeated File)
+        local devices=(/dev/null /dev/zero /dev/full /dev/random /dev/urandom)
+        ((gpus <= ${#devices[@]})) || die "RESISPEC_SLURM_NODE_GPUS must be at most ${#devices[@]}"
         : >"$DIR/etc/gres.conf"
         for ((i = 0; i < gpus; i++)); do
-            echo "NodeName=$NODE Name=gpu File=/dev/null" >>"$DIR/etc/gres.conf"
+            echo "NodeName=$NODE Name=gpu File=${devices[$i]}" >>"$DIR/etc/gres.conf"
         done
     else
         echo "# no GPUs" >"$DIR/etc/gres.conf"

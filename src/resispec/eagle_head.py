@@ -252,3 +252,15 @@ def measure_eagle_acceptance(target, head: EagleHead, contexts, temperature: flo
     from resispec.eagle_training import measure_acceptances
 
     return measure_acceptances(target, head, contexts, [temperature])[temperature]
+
+
+def is_eagle_checkpoint(model_dir: str | Path) -> bool:
+    """True when `model_dir` holds an EAGLE-1 head (one layer, an `fc` over two hidden widths), e.g. a
+    materialised `hf:yuhuili/EAGLE-llama2-chat-7B`, rather than a full causal LM."""
+    model_dir = Path(model_dir)
+    if not (model_dir / "config.json").is_file() or not (model_dir / WEIGHTS).is_file():
+        return False
+    if json.loads((model_dir / "config.json").read_text()).get("num_hidden_layers") != 1:
+        return False
+    state = torch.load(model_dir / WEIGHTS, map_location="meta", weights_only=True)
+    return "fc.weight" in state and "lm_head.weight" not in state and "model.norm.weight" not in state

@@ -146,6 +146,20 @@ def _walk(draft: DraftTree, target_probs: NodeProbs, verifier, generator, audit_
         path.append(node)
 
 
+def _new_target(model, tree: Tree, device, want_features: bool, temperature: float) -> _Target:
+    from transformers import DynamicCache
+
+    return _Target(
+        model,
+        DynamicCache(config=model.config),
+        tree.ancestor_matrix(device),
+        torch.tensor(tree.depths, device=device),
+        model_dtype(model),
+        want_features,
+        temperature,
+    )
+
+
 def _as_drafter(draft) -> Drafter:
     if isinstance(draft, Drafter):
         return draft
@@ -209,17 +223,7 @@ def generate(
     verifier = get_verifier("greedy" if temperature == 0 else method, **(verifier_options or {}))
     drafter = _as_drafter(draft)
     drafter.reset()
-    from transformers import DynamicCache
-
-    target = _Target(
-        target_model,
-        DynamicCache(config=target_model.config),
-        tree.ancestor_matrix(device),
-        torch.tensor(tree.depths, device=device),
-        model_dtype(target_model),
-        drafter.needs_target_features,
-        temperature,
-    )
+    target = _new_target(target_model, tree, device, drafter.needs_target_features, temperature)
     start = time.perf_counter()
     drafter.update(prompt, (), target.prefill(prompt))
     committed, new_tokens, steps = prompt, [], []

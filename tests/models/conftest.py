@@ -9,10 +9,20 @@ def _one_thread():
 
 @pytest.fixture(scope="session")
 def tiny_target(tmp_path_factory):
-    """A tiny random Llama (peaked next-token distributions) with a byte-level tokenizer."""
+    """A tiny random Llama with a byte-level tokenizer whose attention outputs are zeroed, so that its
+    peaked next-token distribution depends on the current token only: a teacher a tiny draft can learn
+    from a few thousand tokens (a fully random transformer is chaotic in its context)."""
     from resispec import tiny
+    from resispec.models import load_model
 
-    return tiny.build("layers=4,hidden=128,seed=1", tmp_path_factory.mktemp("tiny") / "target")
+    path = tiny.build("layers=4,hidden=128,seed=1", tmp_path_factory.mktemp("tiny") / "target")
+    model = load_model(path)
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if name.endswith("o_proj.weight"):
+                param.zero_()
+    model.save_pretrained(path)
+    return path
 
 
 @pytest.fixture(scope="session")

@@ -18,16 +18,31 @@ def _linear_weights(config) -> int:
 
 @pytest.mark.parametrize("kv_heads", [9, 3])
 def test_per_token_macs_counts_every_matrix(kv_heads):
-    config = LlamaConfig(vocab_size=1000, hidden_size=576, intermediate_size=1536, num_hidden_layers=2,
-                         num_attention_heads=9, num_key_value_heads=kv_heads, head_dim=64)
+    config = LlamaConfig(
+        vocab_size=1000,
+        hidden_size=576,
+        intermediate_size=1536,
+        num_hidden_layers=2,
+        num_attention_heads=9,
+        num_key_value_heads=kv_heads,
+        head_dim=64,
+    )
     assert training.per_token_macs(config) == _linear_weights(config)
     assert training.per_token_macs(config, context_len=10) == _linear_weights(config) + 2 * 2 * 10 * 9 * 64
 
 
 def test_default_draft_fits_the_budget_of_smollm2():
-    smollm2 = LlamaConfig(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
-                          num_attention_heads=9, num_key_value_heads=3, head_dim=64, bos_token_id=1,
-                          eos_token_id=2)
+    smollm2 = LlamaConfig(
+        vocab_size=49152,
+        hidden_size=576,
+        intermediate_size=1536,
+        num_hidden_layers=30,
+        num_attention_heads=9,
+        num_key_value_heads=3,
+        head_dim=64,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
     draft = training.make_draft_config(smollm2, layers=4, hidden=256)
     small = training.make_draft_config(smollm2, layers=2, hidden=128)
     assert training.compute_ratio(draft, smollm2) <= 0.15
@@ -43,31 +58,46 @@ def test_acceptance_is_one_minus_total_variation(tiny_target, tiny_tokens):
     expected, count = 0.0, 0
     with torch.no_grad():
         for ids in contexts:
-            for logits_t, logits_d in zip(target(torch.tensor([ids])).logits[0],
-                                          other(torch.tensor([ids])).logits[0], strict=True):
+            for logits_t, logits_d in zip(
+                target(torch.tensor([ids])).logits[0], other(torch.tensor([ids])).logits[0], strict=True
+            ):
                 target_probs = torch.softmax(logits_t / 0.6, -1).double()
                 draft_probs = torch.softmax(logits_d / 0.6, -1).double()
                 expected += 1 - 0.5 * float((target_probs - draft_probs).abs().sum())
                 count += 1
-    assert training.measure_acceptance(target, other, contexts, 0.6) == pytest.approx(expected / count, abs=1e-6)
+    assert training.measure_acceptance(target, other, contexts, 0.6) == pytest.approx(
+        expected / count, abs=1e-6
+    )
     greedy = training.measure_acceptance(target, other, contexts, 0.0)
     assert 0.0 <= greedy <= 1.0 and greedy * count == pytest.approx(round(greedy * count))
 
 
 def test_too_large_draft_is_refused(tiny_target, tiny_tokens, tmp_path):
     with pytest.raises(ValueError, match="max_compute_ratio"):
-        training.train_draft(tiny_target, tmp_path / "d", token_ids=tiny_tokens, layers=4, hidden=128, steps=1)
+        training.train_draft(
+            tiny_target, tmp_path / "d", token_ids=tiny_tokens, layers=4, hidden=128, steps=1
+        )
 
 
 def test_tiny_distillation_lowers_loss_and_raises_acceptance(tiny_target, tiny_tokens, tmp_path):
     report = training.train_draft(
-        tiny_target, tmp_path / "draft", token_ids=tiny_tokens[:10], heldout=tiny_tokens[10:],
-        layers=1, hidden=32, steps=120, minutes_budget=3, seq_len=32, batch_size=8, lr=1e-2, seed=0, amp=False,
+        tiny_target,
+        tmp_path / "draft",
+        token_ids=tiny_tokens[:10],
+        heldout=tiny_tokens[10:],
+        layers=1,
+        hidden=32,
+        steps=120,
+        minutes_budget=3,
+        seq_len=32,
+        batch_size=8,
+        lr=1e-2,
+        seed=0,
+        amp=False,
     )
     assert report["compute_ratio"] <= 0.15
-    print(report)
-    assert report["loss_last"] < 0.8 * report["loss_first"]
-    assert report["acceptance"]["1.0"] > report["acceptance_before"]["1.0"] + 0.05
+    assert report["loss_last"] < 0.5 * report["loss_first"]
+    assert report["acceptance"]["1.0"] > report["acceptance_before"]["1.0"] + 0.2
     draft = load_model(tmp_path / "draft")
     target = load_model(tiny_target)
     assert draft.config.vocab_size == target.config.vocab_size

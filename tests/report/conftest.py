@@ -87,11 +87,14 @@ def make_nodes(rng, n_nodes: int = 40) -> pd.DataFrame:
         kl = (
             10 ** rng.uniform(-17, -14, n_nodes) if method != "resispec" else rng.uniform(1e-3, 5e-2, n_nodes)
         )
+        law_err = np.zeros(n_nodes)
         if method == "resispec":
-            kl[:2] = np.inf  # a law that misses a token the target can emit (seen in real runs)
-        rows += [dict(method=method, dataset="cnn_dailymail", temperature=temperature, tree="d5b3", node=i,
-                      acceptance=a, alpha_star=s, kl=k, tv=np.sqrt(k / 2), law_err=0.0)
-                 for i, (a, s, k) in enumerate(zip(acceptance, alpha, kl, strict=True))]  # fmt: skip
+            kl[:2] = np.inf  # a law that misses a token the target can emit
+            kl[2:5], law_err[2:5] = np.inf, 1e-9  # truncated laws: KL inflated by the truncation alone
+        key = dict(method=method, dataset="cnn_dailymail", temperature=temperature, tree="d5b3")
+        values = zip(acceptance, alpha, kl, law_err, strict=True)
+        rows += [{**key, "node": i, "acceptance": a, "alpha_star": s, "kl": k, "tv": min(np.sqrt(k / 2), 1.0),
+                  "law_err": e} for i, (a, s, k, e) in enumerate(values)]  # fmt: skip
     return pd.DataFrame(rows)
 
 

@@ -104,9 +104,15 @@ def test_findings_state_exactness_from_the_numbers(built, synthetic_results):
     nodes = read_nodes(synthetic_results["nodes"])
     for method, rows in nodes.groupby("method"):
         kl = _finding(text, f"{method}: ", "KL(p || law)")
-        assert ("NOT at floating-point level" in kl) == bool(rows["kl"].max() >= 1e-8), kl
-        infinite = int((rows["kl"] == float("inf")).sum())
-        assert (f"KL is infinite on {infinite} of {len(rows)} nodes" in kl) == bool(infinite), kl
+        assert ("NOT at floating-point level" in kl) == bool(
+            rows.query("law_err == 0")["kl"].max() >= 1e-8
+        ), kl
+        exact = rows[rows["law_err"] == 0]
+        assert f"over {len(exact)} nodes with an exact law" in kl
+        infinite = int((exact["kl"] == float("inf")).sum())
+        assert (f"KL = inf on {infinite} " in kl) == bool(infinite), kl
+        truncated = len(rows) - len(exact)
+        assert (f"{truncated} nodes had a truncated law" in kl) == bool(truncated), kl
         above = int((rows["acceptance"] > rows["alpha_star"] + 1e-9).sum())
         sentence = _finding(text, f"{method}: acceptance")
         assert (f"on {above} of {len(rows)} nodes" in sentence) if above else ("never exceeds" in sentence)

@@ -11,6 +11,7 @@ from resispec.verify import (
     METHODS,
     acceptance_rate,
     alpha_star,
+    estimate,
     evaluate,
     output_law,
     output_law_with_bound,
@@ -44,6 +45,17 @@ def test_sequoia_exact_by_full_recursion_on_small_cases():
     for target, draft, k in random_cases(seed=4, count=300, vocab_range=(2, 7), k_range=(1, 4)):
         law = output_law("sequoia", target, draft, k, max_histories=10**6)
         assert torch.allclose(law, target, rtol=0, atol=1e-12)
+
+
+def test_sequoia_sampled_histories_give_target_on_2000_random_cases():
+    """Sequoia on the full grid (V 2..64, k 1..11): every sampled rejection history's law is exactly p
+    (residual_i = accepted_i + P(reject_i) residual_{i+1} along any path), so ``estimate`` must return
+    the target to 1e-12 whatever histories it samples; this exercises the without-replacement steps."""
+    generator = torch.Generator().manual_seed(0)
+    for target, draft, k in random_cases(seed=8, count=2000):
+        result = estimate("sequoia", target, draft, k, paths=4, generator=generator)
+        assert torch.allclose(result.law, target, rtol=0, atol=1e-12)
+        assert 0 <= result.acceptance <= 1 + 1e-12
 
 
 def test_sequoia_pruned_recursion_is_certified():

@@ -87,7 +87,7 @@ def slurm_cluster(tmp_path_factory):
     env = _clean_env() | {
         "RESISPEC_SLURM_DIR": str(directory),
         "RESISPEC_SLURM_PORT": str(_free_port_pair()),
-        "RESISPEC_SLURM_GPUS": "1",  # placeholder GPU (gres.conf File=/dev/null): sbatch --gpus=1 works
+        "RESISPEC_SLURM_NODE_GPUS": "2",  # placeholder GPUs (gres.conf File=/dev/null): --gpus=1 works
         "RESISPEC_SLURM_MIN_JOB_AGE": "7200",  # squeue still lists every job of the run at the end
     }
     try:
@@ -102,9 +102,9 @@ def slurm_cluster(tmp_path_factory):
         subprocess.run(["bash", str(SCRIPTS / "stop-cluster.sh")], env=env, timeout=180, check=False)
 
 
-def _run_both(source: Path, configfile: str, tmp_path: Path, cluster: Cluster, timeout: float):
+def _run_both(source: Path, configfile: str, tmp_path: Path, cluster: Cluster, timeout: float, targets=()):
     """Run the workflow in `source` locally and through SLURM, each in its own copy."""
-    config = ["--configfile", configfile, "--config", f"testing={{fail_once_dir: {FAIL_ONCE}}}"]
+    config = [*targets, "--configfile", configfile, "--config", f"testing={{fail_once_dir: {FAIL_ONCE}}}"]
     local_dir = copy_workflow(source, tmp_path / "local")
     local_log = run_snakemake(
         ["--cores", "2", "--retries", "1", *config], local_dir, _clean_env(), timeout, "snakemake.log"
@@ -148,6 +148,10 @@ def _check_retried(slurm_dir: Path, log: SlurmLog, env: dict) -> None:
 
 def _check_slurm_workflow(source: Path, configfile: str, tmp_path: Path, cluster: Cluster, timeout: float):
     local_dir, local_log, slurm_dir, slurm_log = _run_both(source, configfile, tmp_path, cluster, timeout)
+    _check_runs(local_dir, local_log, slurm_dir, slurm_log, configfile, cluster)
+
+
+def _check_runs(local_dir, local_log, slurm_dir, slurm_log, configfile, cluster):
     log = _check_every_job_in_slurm(slurm_dir, slurm_log, local_log, cluster.env)
     _check_retried(slurm_dir, log, cluster.env)
     differences = compare_trees(results_dir(local_dir, configfile), results_dir(slurm_dir, configfile))

@@ -65,3 +65,16 @@ def test_reruns_are_identical(run_dir):
 def test_report_is_built(run_dir):
     html = (run_dir / ".test" / "reports" / "report.html").read_text()
     assert "<table" in html and "data:image/png;base64" in html
+
+
+def test_snakemake_report_has_a_caption_for_every_result(run_dir):
+    out = run_dir / "snakemake-report.zip"
+    snakemake(["--configfile", ".test/config.yaml", "--report", str(out)], run_dir, timeout=600)
+    import zipfile
+
+    with zipfile.ZipFile(out) as archive:
+        names = archive.namelist()
+    for table in TABLES:
+        assert any(name.endswith(f"{table}.csv") for name in names), f"{table}.csv missing from the report"
+    assert any(name.endswith("report.html") for name in names)
+    assert any(name.endswith(".png") for name in names)

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from resispec.report.audit import draws, kl_by_method
 from resispec.report.compare import FP_KL_LEVEL, candidates
 
 TIME_PARTS = {"time_draft_s": "drafting", "time_target_s": "target forward", "time_verify_s": "verification"}
@@ -134,7 +135,11 @@ def audit_scatter(nodes: pd.DataFrame | None) -> Figure:
     fig = Figure(figsize=(5.2, 4.6), layout="constrained")
     ax = fig.add_subplot()
     for method, rows in nodes.groupby("method"):
-        ax.scatter(rows["alpha_star"], rows["acceptance"], s=10, alpha=0.6, label=method)
+        iid = draws(method) == "with_replacement"
+        label = method if iid else f"{method} (not i.i.d.: α* does not bound it)"
+        ax.scatter(
+            rows["alpha_star"], rows["acceptance"], s=12, alpha=0.6, label=label, marker="o" if iid else "x"
+        )
     lims = [0.0, 1.0]
     ax.plot(lims, lims, color="k", lw=0.8, label="acceptance = α*")
     ax.set(xlim=lims, ylim=lims, xlabel="α* (bound for exact verifiers)", ylabel="acceptance")
@@ -143,62 +148,34 @@ def audit_scatter(nodes: pd.DataFrame | None) -> Figure:
     return fig
 
 
-def _kl_from_nodes(nodes: pd.DataFrame) -> pd.DataFrame:
-    """Per method: mean (95% CI) and max over the nodes with finite KL, and how many nodes have KL = inf."""
-    kl = nodes.assign(finite=np.isfinite(nodes["kl"].to_numpy(dtype=float)))
-    grouped = kl[kl["finite"]].groupby("method")["kl"]
-    mean, half = grouped.mean(), 1.96 * grouped.std(ddof=1).fillna(0.0) / np.sqrt(grouped.count())
-    frame = pd.DataFrame({"mean": mean, "ci_low": mean - half, "ci_high": mean + half, "max": grouped.max()})
-    frame = frame.reindex(sorted(kl["method"].unique()))
-    infinite = kl[~kl["finite"]].groupby("method").size()
-    return frame.assign(n_inf=infinite.reindex(frame.index).fillna(0).astype(int),
-                        n=kl.groupby("method").size(), source="per-node audit")  # fmt: skip
-
-
-def kl_by_method(tables: dict, nodes: pd.DataFrame | None) -> pd.DataFrame:
-    """KL per method: mean, 95% CI and max, from the per-node audit, else the audit/Table 4/any table."""
-    if nodes is not None and not nodes.empty:
-        return _kl_from_nodes(nodes)
-    for name in ("audit", "table4", *sorted(tables)):
-        frame = tables.get(name)
-        if frame is not None and (frame["metric"] == "kl").any():
-            rows = frame[frame["metric"] == "kl"].groupby("method")
-            out = rows[["mean", "ci_low", "ci_high"]].mean()
-            return out.assign(
-                max=rows["mean"].max(), n_inf=0, n=rows.size(), source=f"results/tables/{name}.csv"
-            )
-    return pd.DataFrame(columns=["mean", "ci_low", "ci_high", "max", "n_inf", "n", "source"])
-
-
 def audit_kl(tables: dict, nodes: pd.DataFrame | None, floor: float = 1e-18) -> Figure:
     """KL(p || output law) per method, log scale: mean (95% CI) and max; floating-point level marked."""
     kl = kl_by_method(tables, nodes)
     if kl.empty:
         return placeholder("KL per method", "no kl values in the per-node audit nor in results/tables/")
-    fig = Figure(figsize=(6, 3.4), layout="constrained")
+    fig = Figure(figsize=(6.4, 3.8), layout="constrained")
     ax = fig.add_subplot()
     values = kl[["mean", "ci_low", "ci_high", "max"]].astype(float)
     shown = values.where(np.isfinite(values), np.nan).clip(lower=floor).fillna(floor)
     err = np.vstack([shown["mean"] - shown["ci_low"], shown["ci_high"] - shown["mean"]]).clip(min=0)
-    ax.bar(
-        shown.index,
-        shown["mean"],
-        yerr=err,
-        capsize=3,
-        color="tab:blue",
-        label="mean over finite nodes (95% CI)",
-    )
-    ax.scatter(shown.index, shown["max"], marker="v", color="k", zorder=3, label="max over finite nodes")
+    label = "mean over exact-law nodes (95% CI)"
+    ax.bar(shown.index, shown["mean"], yerr=err, capsize=3, color="tab:blue", label=label)
+    ax.scatter(shown.index, shown["max"], marker="v", color="k", zorder=3, label="max (finite)")
     for x, (method, row) in enumerate(kl.iterrows()):
-        if row["n_inf"]:
-            label, where = f"KL = inf on {row['n_inf']}/{row['n']} nodes", (x, shown.loc[method, "max"])
+        notes = [
+            f"inf on {row['n_inf']}" if row["n_inf"] else "",
+            f"{row['n_truncated']} trunc." * bool(row["n_truncated"]),
+        ]
+        text = ", ".join(filter(None, notes))
+        if text:
+            where = (x, shown.loc[method, "max"])
             ax.annotate(
-                label, where, textcoords="offset points", xytext=(0, 8), ha="center", fontsize=8, color="r"
+                text, where, textcoords="offset points", xytext=(0, 8), ha="center", fontsize=7, color="r"
             )
     ax.axhline(FP_KL_LEVEL, color="tab:red", ls="--", lw=1, label=f"floating-point level ({FP_KL_LEVEL:g})")
     ax.set(yscale="log", ylabel="KL(p || output law)", title=f"KL per method ({kl['source'].iloc[0]})")
     ax.set_ylim(top=max(1.0, float(shown["max"].max()) * 1e3))
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3)
     return fig
 
 

@@ -4,45 +4,64 @@ from __future__ import annotations
 
 import pandas as pd
 
+from resispec.report.audit import draws, kl_by_method
 from resispec.report.compare import COMPARABLE, FP_KL_LEVEL
-from resispec.report.figures import kl_by_method
 from resispec.report.tables import display_rows, fmt_number
 
 ALPHA_TOLERANCE = 1e-9  #: acceptance above alpha* + this counts as an excess (exact per-node values)
 
 
-def kl_findings(tables: dict, nodes: pd.DataFrame | None) -> list[str]:
-    """One sentence per method: is its KL at floating-point level (judged on the max over nodes)?"""
-    kl = kl_by_method(tables, nodes)
-    if kl.empty:
-        return ["No KL was measured in this run (no per-node audit, no kl rows in the tables)."]
-    out = [f"Source: {kl['source'].iloc[0]}; floating-point level means below {FP_KL_LEVEL:g}."]
-    for method, row in kl.iterrows():
-        worst = row["max"] if pd.notna(row["max"]) else row["ci_high"]
+def _kl_sentence(method: str, row: pd.Series) -> str:
+    worst = row["max"] if pd.notna(row["max"]) else row["ci_high"]
+    if row["n"] == 0:
+        head = f"{method}: no node had an exactly computed law, so its KL is not judged"
+    else:
         exact = worst < FP_KL_LEVEL and not row["n_inf"]
         level = "at floating-point level" if exact else "NOT at floating-point level"
-        infinite = (
-            f"KL is infinite on {row['n_inf']} of {row['n']} nodes (the output law gives zero mass to a "
-            "token the target can emit); over the finite nodes "
+        inf = (
+            f", KL = inf on {row['n_inf']} (the law gives zero mass to a token p can emit)"
             if row["n_inf"]
             else ""
         )
-        out.append(
-            f"{method}: {infinite}mean KL(p || law) = {fmt_number(row['mean'])} "
-            f"[{fmt_number(row['ci_low'])}, {fmt_number(row['ci_high'])}], max {fmt_number(worst)}: {level}."
+        head = (
+            f"{method}: over {row['n']} nodes with an exact law, mean KL(p || law) = "
+            f"{fmt_number(row['mean'])} [{fmt_number(row['ci_low'])}, {fmt_number(row['ci_high'])}], "
+            f"max {fmt_number(worst)}{inf}: {level}"
         )
-    return out
+    if not row["n_truncated"]:
+        return head + "."
+    proof = "proves the law differs from p" if row["tv_excess"] > FP_KL_LEVEL else "proves nothing"
+    return (
+        f"{head}. {row['n_truncated']} nodes had a truncated law (certified error up to "
+        f"{fmt_number(row['max_law_err'])}) and are left out of the KL; TV minus that error reaches "
+        f"{fmt_number(row['tv_excess'])}, which {proof}."
+    )
+
+
+def kl_findings(tables: dict, nodes: pd.DataFrame | None) -> list[str]:
+    """One sentence per method: is its KL at floating-point level, on the nodes whose law is exact?"""
+    kl = kl_by_method(tables, nodes)
+    if kl.empty:
+        return ["No KL was measured in this run (no per-node audit, no kl rows in the tables)."]
+    head = f"Source: {kl['source'].iloc[0]}; floating-point level means below {FP_KL_LEVEL:g}."
+    return [head] + [_kl_sentence(method, row) for method, row in kl.iterrows()]
 
 
 def alpha_findings(nodes: pd.DataFrame | None, tolerance: float = ALPHA_TOLERANCE) -> list[str]:
-    """Per method: how many nodes accept above alpha* (which proves the verifier inexact)."""
+    """Per method: nodes accepting above alpha*, which proves an i.i.d.-candidate verifier inexact."""
     if nodes is None or nodes.empty:
         return ["No per-node audit was recorded, so acceptance was not checked against alpha*."]
     out = []
     for method, rows in nodes.groupby("method"):
         excess = rows["acceptance"] - rows["alpha_star"]
-        above = int((excess > tolerance).sum())
-        if above:
+        above, how = int((excess > tolerance).sum()), draws(method)
+        if how != "with_replacement":
+            out.append(
+                f"{method}: draws its candidates {(how or 'in an unknown way').replace('_', ' ')}, so alpha* "
+                f"(the bound for k i.i.d. candidates) does not bound it; above it on {above} of "
+                f"{len(rows)} nodes."
+            )
+        elif above:
             out.append(
                 f"{method}: acceptance exceeds alpha* on {above} of {len(rows)} nodes "
                 f"(max excess {excess.max():.3g}); no exact verifier can do that, so {method} is inexact."

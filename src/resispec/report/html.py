@@ -11,6 +11,7 @@ import jinja2
 import pandas as pd
 import yaml
 
+from resispec.report.audit import exact_law
 from resispec.report.tables import fmt_number, table_title
 
 FIGURE_CAPTIONS = {
@@ -50,19 +51,24 @@ def _html_table(table_id: str, caption: str, header: list[str], rows: list[list[
 
 
 def audit_summary_html(nodes: pd.DataFrame | None, tolerance: float = 1e-9) -> str:
-    """Per verifier, dataset and temperature: nodes, mean acceptance and alpha*, nodes above alpha*, KL."""
+    """Per verifier, dataset and temperature: nodes, acceptance vs alpha*, KL over exact-law nodes, TV."""
     if nodes is None or nodes.empty:
         return '<p class="note">No per-node audit rows were given, so there is no audit summary table.</p>'
-    header = ["method", "dataset", "T", "nodes", "acceptance", "alpha*", "nodes above alpha*", "mean KL",
-              "max KL", "mean TV"]  # fmt: skip
+    header = ["method", "dataset", "T", "nodes", "acceptance", "alpha*", "nodes above alpha*",
+              "truncated laws", "mean KL (exact laws)", "max KL (exact laws)", "mean TV"]  # fmt: skip
     rows = []
     for (method, dataset, temperature), g in nodes.groupby(["method", "dataset", "temperature"], sort=True):
         above = int((g["acceptance"] - g["alpha_star"] > tolerance).sum())
+        exact = g[exact_law(g)]
         key = [str(method), str(dataset), f"{temperature:g}", str(len(g))]
-        means = [f"{g['acceptance'].mean():.4f}", f"{g['alpha_star'].mean():.4f}", str(above)]
-        rows.append(
-            key + means + [fmt_number(g["kl"].mean()), fmt_number(g["kl"].max()), fmt_number(g["tv"].mean())]
-        )
+        means = [
+            f"{g['acceptance'].mean():.4f}",
+            f"{g['alpha_star'].mean():.4f}",
+            str(above),
+            str(len(g) - len(exact)),
+        ]
+        kl = [fmt_number(exact["kl"].mean()), fmt_number(exact["kl"].max())] if len(exact) else ["–", "–"]
+        rows.append(key + means + kl + [fmt_number(g["tv"].mean())])
     return _html_table("audit-summary", "Exactness audit per configuration (per-node values)", header, rows)
 
 

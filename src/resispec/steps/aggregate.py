@@ -40,11 +40,23 @@ def read_nodes(path: str) -> list[dict]:
         ]
 
 
+def _without(node: dict, keys: tuple[str, ...]) -> dict:
+    return {k: v for k, v in node.items() if k not in keys}
+
+
+def _truncated(nodes: list[dict]) -> list[dict]:
+    """How many audited nodes had a truncated (certified-bound) law instead of an exact one."""
+    if not nodes:
+        return []
+    count = float(sum(n.get("law_err", 0.0) > 0 for n in nodes))
+    return [{"metric": "truncated_nodes", "mean": count, "ci_low": count, "ci_high": count, "n": len(nodes)}]
+
+
 def node_extremes(nodes: list[dict]) -> list[dict]:
     """Worst cases over nodes: the largest KL and the largest acceptance excess over alpha*."""
     if not nodes:
         return []
-    excess = max(node["acceptance"] - node["alpha_star"] for node in nodes)
+    excess = max(node["acceptance"] - node["alpha_star"] for node in nodes)  # exact-law nodes only
     worst_kl = max(node["kl"] for node in nodes)
     return [
         {"metric": name, "mean": value, "ci_low": value, "ci_high": value, "n": len(nodes)}
@@ -59,7 +71,11 @@ def job_rows(job: dict, records: list[dict], nodes: list[dict], settings: dict) 
     seed = settings.get("seed", 0)
     rows = summarise([prompt_metrics(r) for r in records], resamples=resamples, seed=seed)
     nodes = [{k: v for k, v in node.items() if k != "method"} for node in nodes]
-    rows += summarise(nodes, resamples=resamples, seed=seed) + node_extremes(nodes)
+    # KL and TV only where the law is exact (law_err == 0); truncated laws are counted apart.
+    exact = [n for n in nodes if n.get("law_err", 0.0) == 0.0]
+    rows += summarise([_without(n, ("kl", "tv")) for n in nodes], resamples=resamples, seed=seed)
+    rows += summarise([{"kl": n["kl"], "tv": n["tv"]} for n in exact], resamples=resamples, seed=seed)
+    rows += node_extremes(exact) + _truncated(nodes)
     keys = {key: job.get(key, "") for key in KEYS}
     keys["row"] = job["row"]
     return [{**keys, **row} for row in rows]
