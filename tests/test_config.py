@@ -21,9 +21,10 @@ def test_every_key_has_description_and_default():
 
 def test_defaults_come_from_the_schema():
     config = validate_config({})
-    assert config["data"]["num_prompts"] == load_schema()["properties"]["data"]["properties"]["num_prompts"][
-        "default"
-    ]
+    assert (
+        config["data"]["num_prompts"]
+        == load_schema()["properties"]["data"]["properties"]["num_prompts"]["default"]
+    )
     assert config["device"] == "cpu"
 
 
@@ -61,7 +62,10 @@ def _sheet(tmp_path, body):
 @pytest.mark.parametrize(
     ("body", "where"),
     [
-        ("a\tt\td\tc4\t1\td5b3\tspecinfer\nb\tt\td\tc4\thot\td5b3\tspecinfer\n", "row 2 .*column 'temperature'"),
+        (
+            "a\tt\td\tc4\t1\td5b3\tspecinfer\nb\tt\td\tc4\thot\td5b3\tspecinfer\n",
+            "row 2 .*column 'temperature'",
+        ),
         ("a\tt\td\tc4\t1\tblob\tspecinfer\n", "row 1 .*column 'tree'"),
         ("a\tt\td\tc4\t1\td5b3\tmagic\n", "row 1 .*column 'methods'"),
         ("a\tt\tnope\tc4\t1\td5b3\tspecinfer\n", "row 1 .*column 'draft'"),

@@ -22,7 +22,15 @@ def test_bad_sheet_stops_the_run_naming_row_and_column(tmp_path):
     lines[3] = lines[3].replace("\t1\t", "\twarm\t", 1)  # the second data row's temperature
     sheet.write_text("\n".join(lines) + "\n")
     result = snakemake(
-        ["-n", "--cores", "1", "--configfile", ".test/config.yaml", "--config", f"experiments={{'table1': '{sheet}'}}"],
+        [
+            "-n",
+            "--cores",
+            "1",
+            "--configfile",
+            ".test/config.yaml",
+            "--config",
+            f"experiments={{'table1': '{sheet}'}}",
+        ],
         REPO,
         check=False,
     )

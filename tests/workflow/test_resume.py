@@ -30,7 +30,9 @@ def setup(tmp_path_factory):
         build(spec, root / name)
         write_json(root / name / "READY.json", {"kind": "source", "source": f"tiny:{spec}"})
     rows = load_corpus("c4", 12, data_dir=os.environ.get("RESISPEC_DATA_DIR"))
-    prompts = build_prompts(rows, load_tokenizer(root / "t"), prompt_tokens=16, max_new_tokens=24, dataset="c4")
+    prompts = build_prompts(
+        rows, load_tokenizer(root / "t"), prompt_tokens=16, max_new_tokens=24, dataset="c4"
+    )
     write_prompts(root / "prompts.jsonl", prompts)
     return root
 
@@ -46,14 +48,19 @@ def decode_cmd(root: Path, out: str) -> list[str]:
 
 
 def without_timings(path: Path) -> list[dict]:
-    return [{k: v for k, v in json.loads(line).items() if k not in TIMINGS} for line in path.read_text().splitlines()]
+    return [
+        {k: v for k, v in json.loads(line).items() if k not in TIMINGS}
+        for line in path.read_text().splitlines()
+    ]
 
 
 def test_killed_decode_resumes_without_loss_or_duplicates(setup):
     root = setup
     subprocess.run(decode_cmd(root, "straight"), check=True, capture_output=True, timeout=600)
     partial = root / "killed.jsonl.partial"
-    process = subprocess.Popen(decode_cmd(root, "killed"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        decode_cmd(root, "killed"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and process.poll() is None:
         if partial.exists() and len(partial.read_text().splitlines()) >= 5:
@@ -65,7 +72,9 @@ def test_killed_decode_resumes_without_loss_or_duplicates(setup):
     finished_before = len(partial.read_text().splitlines())
     assert 5 <= finished_before < 24
     assert not (root / "killed.jsonl").exists(), "a killed job must not publish its output"
-    resumed = subprocess.run(decode_cmd(root, "killed"), check=True, capture_output=True, text=True, timeout=600)
+    resumed = subprocess.run(
+        decode_cmd(root, "killed"), check=True, capture_output=True, text=True, timeout=600
+    )
     assert f"{finished_before} done" in resumed.stderr + resumed.stdout
     straight, killed = without_timings(root / "straight.jsonl"), without_timings(root / "killed.jsonl")
     keys = [(r["method"], r["prompt_id"]) for r in killed]

@@ -27,7 +27,9 @@ def test_every_table_has_every_job(run_dir):
     for table in TABLES:
         rows = read_table(run_dir, table)
         sheet = (run_dir / ".test" / "experiments" / f"{table}.tsv").read_text().splitlines()
-        sheet_rows = {line.split("\t")[0] for line in sheet[1:] if line and not line.startswith(("#", "row\t"))}
+        sheet_rows = {
+            line.split("\t")[0] for line in sheet[1:] if line and not line.startswith(("#", "row\t"))
+        }
         assert {r["row"] for r in rows} == sheet_rows, table
         methods = {(r["row"], r["method"]) for r in rows if r["metric"] == "accepted_length"}
         assert all((row, "ers") in methods for row in sheet_rows), f"{table}: ers missing"
@@ -55,8 +57,9 @@ def test_reruns_are_identical(run_dir):
     """Seeds make reruns identical: decoding one run again reproduces its records (timings aside)."""
     records = sorted((run_dir / ".test" / "results" / "raw").glob("*.jsonl"))[0]
     before = [json.loads(line) for line in records.read_text().splitlines()]
-    snakemake(["--cores", "2", "--configfile", ".test/config.yaml", "--forcerun", "decode", str(records.relative_to(run_dir))],
-              run_dir, timeout=600)  # fmt: skip
+    target = str(records.relative_to(run_dir))
+    args = ["--cores", "2", "--configfile", ".test/config.yaml", "--forcerun", "decode", target]
+    snakemake(args, run_dir, timeout=600)
     after = [json.loads(line) for line in records.read_text().splitlines()]
     strip = lambda rows: [{k: v for k, v in r.items() if "time" not in k and k != "wall_s"} for r in rows]  # noqa: E731
     assert strip(before) == strip(after)

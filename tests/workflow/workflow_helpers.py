@@ -30,12 +30,21 @@ def workflow_copy(dest: Path) -> Path:
     return dest
 
 
-def snakemake(args: list[str], cwd: Path, *, timeout: float = 900, check: bool = True) -> subprocess.CompletedProcess:
+def snakemake(
+    args: list[str], cwd: Path, *, timeout: float = 900, check: bool = True
+) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env.setdefault("RESISPEC_DATA_DIR", str(REPO.parent / "shared" / "data"))
     result = subprocess.run(
-        [sys.executable, "-m", "snakemake", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     if check and result.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
+        raise AssertionError(
+            f"snakemake {' '.join(args)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+        )
     return result
