@@ -31,13 +31,14 @@ from slurm_helpers import (
     run_snakemake,
     squeue_states,
 )
+from workflow_helpers import FAIL_ONCE, TEST_CONFIG, clean_env
 
 SCRIPTS = REPO / "scripts" / "slurm"
 PROFILE = REPO / "profiles" / "slurm"
-FIXTURE = Path(__file__).parent / "slurm_fixture"
+WORKFLOW_RULES = {"environment", "prepare_model", "prepare_data", "decode", "exactness", "aggregate"}
+WORKFLOW_RULES |= {"notebook", "report", "all"}
 GPU_RULES = {"decode", "prepare_model"}
 LOCAL_RULES = {"all"}  # rules Snakemake runs in the main process (no action): never submitted
-FAIL_ONCE = "fail_once"  # testing.fail_once_dir, relative to the working directory of each run
 # The plugin's first status check comes this many seconds after a submission (profile: 40 s).
 STATUS_DELAY_S = 5
 
@@ -63,19 +64,6 @@ def _free_port_pair() -> int:
     raise RuntimeError("no free port pair found for the test cluster")
 
 
-def _clean_env() -> dict:
-    """The test's environment without user SLURM/profile settings that would change the runs."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("SLURM_", "SBATCH_", "SRUN_", "RESISPEC_SLURM_")) and k != "SNAKEMAKE_PROFILE"
-    }
-    data = REPO.parent / "shared" / "data"
-    if "RESISPEC_DATA_DIR" not in env and data.is_dir():
-        env["RESISPEC_DATA_DIR"] = str(data)  # as scripts/test.sh does
-    return env
-
-
 @pytest.fixture(scope="module")
 def slurm_cluster(tmp_path_factory):
     """A running single-node cluster; stopped by PID when the module's tests are done."""
@@ -84,7 +72,7 @@ def slurm_cluster(tmp_path_factory):
     if shutil.which("sbatch") is None and shutil.which("apt-get") is None:
         pytest.skip("SLURM is not installed and apt-get is not available to install it")
     directory = tmp_path_factory.mktemp("slurm-cluster")
-    env = _clean_env() | {
+    env = clean_env() | {
         "RESISPEC_SLURM_DIR": str(directory),
         "RESISPEC_SLURM_PORT": str(_free_port_pair()),
         "RESISPEC_SLURM_NODE_GPUS": "2",  # placeholder GPUs (gres.conf File=/dev/null): --gpus=1 works
@@ -100,19 +88,6 @@ def slurm_cluster(tmp_path_factory):
         yield Cluster(directory, env | {"SLURM_CONF": str(directory / "etc" / "slurm.conf")})
     finally:
         subprocess.run(["bash", str(SCRIPTS / "stop-cluster.sh")], env=env, timeout=180, check=False)
-
-
-def _run_both(source: Path, configfile: str, tmp_path: Path, cluster: Cluster, timeout: float, targets=()):
-    """Run the workflow in `source` locally and through SLURM, each in its own copy."""
-    config = [*targets, "--configfile", configfile, "--config", f"testing={{fail_once_dir: {FAIL_ONCE}}}"]
-    local_dir = copy_workflow(source, tmp_path / "local")
-    local_log = run_snakemake(
-        ["--cores", "2", "--retries", "1", *config], local_dir, _clean_env(), timeout, "snakemake.log"
-    )
-    slurm_dir = copy_workflow(source, tmp_path / "slurm")
-    slurm_args = ["--profile", str(PROFILE), "--slurm-init-seconds-before-status-checks", str(STATUS_DELAY_S)]
-    slurm_log = run_snakemake([*slurm_args, *config], slurm_dir, cluster.env, timeout, "snakemake.log")
-    return local_dir, local_log, slurm_dir, slurm_log
 
 
 def _check_every_job_in_slurm(slurm_dir: Path, text: str, local_text: str, env: dict) -> SlurmLog:
@@ -146,11 +121,6 @@ def _check_retried(slurm_dir: Path, log: SlurmLog, env: dict) -> None:
     assert log.failed_slurm_ids == {s for subs in retried.values() for s, _ in subs[:-1]}
 
 
-def _check_slurm_workflow(source: Path, configfile: str, tmp_path: Path, cluster: Cluster, timeout: float):
-    local_dir, local_log, slurm_dir, slurm_log = _run_both(source, configfile, tmp_path, cluster, timeout)
-    _check_runs(local_dir, local_log, slurm_dir, slurm_log, configfile, cluster)
-
-
 def _check_runs(local_dir, local_log, slurm_dir, slurm_log, configfile, cluster):
     log = _check_every_job_in_slurm(slurm_dir, slurm_log, local_log, cluster.env)
     _check_retried(slurm_dir, log, cluster.env)
@@ -159,17 +129,16 @@ def _check_runs(local_dir, local_log, slurm_dir, slurm_log, configfile, cluster)
 
 
 @pytest.mark.slow
-def test_fixture_workflow_on_slurm(slurm_cluster, tmp_path):
-    """The machinery (cluster, profile, retries, log checks) on a three-rule stand-in: ~2 min."""
-    _check_slurm_workflow(FIXTURE, "config.yaml", tmp_path, slurm_cluster, timeout=600)
-
-
-@pytest.mark.slow
-def test_test_workflow_on_slurm(slurm_cluster, tmp_path):
-    """The `.test` workflow (every table and figure, tiny models) through SLURM equals a local run."""
-    if not (REPO / "Snakefile").is_file() or not (REPO / ".test" / "config.yaml").is_file():
-        pytest.skip("the .test workflow is not in this checkout")
-    _check_slurm_workflow(REPO, ".test/config.yaml", tmp_path, slurm_cluster, timeout=3600)
+def test_test_workflow_on_slurm(slurm_cluster, local_test_run, tmp_path):
+    """The `.test` workflow (every table and figure, tiny models) through SLURM equals the session's local
+    run of the same configuration (tests/workflow/conftest.py)."""
+    config = [*TEST_CONFIG]
+    slurm_dir = copy_workflow(REPO, tmp_path / "slurm")
+    slurm_args = ["--profile", str(PROFILE), "--slurm-init-seconds-before-status-checks", str(STATUS_DELAY_S)]
+    slurm_log = run_snakemake([*slurm_args, *config], slurm_dir, slurm_cluster.env, 3600, "snakemake.log")
+    _check_runs(
+        local_test_run.directory, local_test_run.log, slurm_dir, slurm_log, ".test/config.yaml", slurm_cluster
+    )
 
 
 def test_profile_settings_are_plugin_settings():
@@ -190,16 +159,17 @@ def test_profile_settings_are_plugin_settings():
 
 def test_profile_resources_follow_user_settings(tmp_path):
     """A dry run shows the account, partition and GPU type from RESISPEC_SLURM_* on GPU rules only."""
-    workdir = copy_workflow(FIXTURE, tmp_path / "wf")
-    env = _clean_env() | {
+    workdir = copy_workflow(REPO, tmp_path / "wf")
+    env = clean_env() | {
         "RESISPEC_SLURM_ACCOUNT": "proj42",
         "RESISPEC_SLURM_PARTITION": "gpu_part",
         "RESISPEC_SLURM_GPU_MODEL": "h100",
         "RESISPEC_SLURM_GPUS": "2",
     }
-    text = run_snakemake(["--profile", str(PROFILE), "--dry-run"], workdir, env, 300, "dryrun.log")
+    args = ["--profile", str(PROFILE), "--dry-run", "--configfile", ".test/config.yaml"]
+    text = run_snakemake(args, workdir, env, 300, "dryrun.log")
     resources = _dry_run_resources(text)
-    assert set(resources) == {"prepare_data", "decode", "aggregate", "all"}
+    assert set(resources) == WORKFLOW_RULES
     for rule, values in resources.items():
         assert values["slurm_account"] == "proj42" and values["slurm_partition"] == "gpu_part", rule
         gpu_expected = {"gpu": "2", "gpu_model": "h100"} if rule in GPU_RULES else {}

@@ -5,17 +5,22 @@ import csv
 import json
 
 import pytest
-from workflow_helpers import TABLES, snakemake, workflow_copy
+from workflow_helpers import TABLES, snakemake
 
 pytestmark = pytest.mark.slow
 EXACT = {"specinfer", "sequoia", "ers"}
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-    root = workflow_copy(tmp_path_factory.mktemp("e2e"))
-    snakemake(["--cores", "2", "--configfile", ".test/config.yaml"], root, timeout=1500)
-    return root
+def run_dir(local_test_run):
+    """The session's local `.test` run (tests/workflow/conftest.py), every decode job retried once."""
+    return local_test_run.directory
+
+
+def test_every_decode_job_failed_once_and_was_retried(run_dir, local_test_run):
+    markers = sorted((run_dir / "fail_once").glob("*.failed-once"))
+    assert len(markers) == len(list((run_dir / ".test" / "results" / "raw").glob("*.jsonl"))) > 0
+    assert local_test_run.log.count("deliberate first-attempt failure") >= len(markers)
 
 
 def read_table(root, table):

@@ -14,12 +14,15 @@ IGNORE = shutil.ignore_patterns(
     ".git", ".venv", ".snakemake", "results", "logs", "__pycache__", "*.pyc", ".pytest_cache", ".ruff_cache"
 )
 TABLES = [f"table{i}" for i in range(1, 7)] + ["figure1", "figure3"]
+FAIL_ONCE = "fail_once"  # testing.fail_once_dir, relative to the working directory of each run
+# The `.test` configuration of the shared local run and the SLURM run: every decode job fails once.
+TEST_CONFIG = ["--configfile", ".test/config.yaml", "--config", f"testing={{fail_once_dir: {FAIL_ONCE}}}"]
 
 
 def workflow_copy(dest: Path) -> Path:
     """The workflow files (not the package, which is installed) copied to `dest`, without outputs."""
     dest.mkdir(parents=True, exist_ok=True)
-    for name in ("Snakefile", "workflow", "config", "profiles", "notebooks", ".test"):
+    for name in ("Snakefile", "environment.yml", "workflow", "config", "profiles", "notebooks", ".test"):
         source = REPO / name
         if source.is_dir():
             shutil.copytree(source, dest / name, ignore=IGNORE, dirs_exist_ok=True)
@@ -30,11 +33,23 @@ def workflow_copy(dest: Path) -> Path:
     return dest
 
 
+def clean_env() -> dict:
+    """The environment without user SLURM/profile settings, with the offline corpus samples."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLURM_", "SBATCH_", "SRUN_", "RESISPEC_SLURM_")) and k != "SNAKEMAKE_PROFILE"
+    }
+    data = REPO.parent / "shared" / "data"
+    if "RESISPEC_DATA_DIR" not in env and data.is_dir():
+        env["RESISPEC_DATA_DIR"] = str(data)
+    return env
+
+
 def snakemake(
     args: list[str], cwd: Path, *, timeout: float = 900, check: bool = True
 ) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env.setdefault("RESISPEC_DATA_DIR", str(REPO.parent / "shared" / "data"))
+    env = clean_env()
     result = subprocess.run(
         [sys.executable, "-m", "snakemake", *args],
         cwd=cwd,

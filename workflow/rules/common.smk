@@ -32,10 +32,6 @@ def model_spec(name):
     return json.dumps(config["models"][name], sort_keys=True)
 
 
-def model_gpus(name):
-    return config["models"][name].get("gpu", config["resources"]["gpu"])
-
-
 def settings_json():
     keys = ("device", "dtype", "threads", "seed", "data", "audit", "testing")
     return json.dumps({key: config[key] for key in keys}, sort_keys=True)

@@ -17,7 +17,6 @@ rule decode:
         "../../environment.yml"
     threads: config["threads"]
     resources:
-        gpu=lambda wildcards: model_gpus(RUNS[wildcards.run]["target"]),
         mem_mb=config["resources"]["mem_mb"],
         runtime=config["resources"]["runtime"],
     params:

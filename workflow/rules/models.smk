@@ -15,7 +15,6 @@ rule prepare_model:
         "../../environment.yml"
     threads: config["threads"]
     resources:
-        gpu=lambda wildcards: model_gpus(wildcards.model),
         mem_mb=config["resources"]["mem_mb"],
         runtime=config["resources"]["runtime"],
     params:

@@ -1,0 +1,27 @@
+"""One local run of the `.test` workflow per test session, shared by the end-to-end tests and the SLURM
+test (which compares its SLURM run against this one): the same configuration, with every decoding job
+made to fail once (`testing.fail_once_dir`) and retried."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from slurm_helpers import REPO, copy_workflow, run_snakemake
+from workflow_helpers import TEST_CONFIG, clean_env
+
+
+@dataclass(frozen=True)
+class LocalRun:
+    directory: Path
+    log: str
+
+
+@pytest.fixture(scope="session")
+def local_test_run(tmp_path_factory) -> LocalRun:
+    directory = copy_workflow(REPO, tmp_path_factory.mktemp("test-workflow") / "local")
+    log = run_snakemake(
+        ["--cores", "2", "--retries", "1", *TEST_CONFIG], directory, clean_env(), 1800, "snakemake.log"
+    )
+    return LocalRun(directory, log)
