@@ -199,7 +199,7 @@ def train_draft(
     device: str = "cpu",
     seq_len: int = 128,
     batch_size: int = 8,
-    lr: float = 2e-3,
+    lr: float = 3e-3,
     top_k: int = 64,
     teacher_fraction: float = 0.25,
     max_compute_ratio: float = 0.15,
