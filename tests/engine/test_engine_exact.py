@@ -9,7 +9,7 @@ import itertools
 
 import pytest
 import torch
-from conftest import tiny_llama
+from engine_helpers import tiny_llama
 from scipy.stats import chisquare
 
 from resispec.engine import generate

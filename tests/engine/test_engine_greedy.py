@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from conftest import tiny_llama
+from engine_helpers import tiny_llama
 
 from resispec import trees
 from resispec.drafters import ModelDrafter

@@ -69,5 +69,11 @@ def table_jobs_json(wildcards):
     )
 
 
+def used_models():
+    """READY.json of every model some run uses (and the teachers they were trained from)."""
+    names = {run[key] for run in RUNS.values() for key in ("target", "draft")}
+    return [PATHS.model(name) for name in sorted(names)]
+
+
 def all_targets():
     return [PATHS.report_html]

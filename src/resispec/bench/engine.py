@@ -71,8 +71,15 @@ class _ForwardCounter:
 def _hf_run(target, prompts, args, assistant=None):
     """Plain or assisted HF generate; returns (new tokens, seconds, target forwards after prefill)."""
     counter = _ForwardCounter(target)
+    with torch.random.fork_rng():  # HF sampling draws from the global generator: seed a scoped copy
+        torch.manual_seed(args.seed)
+        tokens, seconds = _hf_generate(target, prompts, args, assistant)
+    counter.handle.remove()
+    return tokens, seconds, max(counter.calls - len(prompts), 1)
+
+
+def _hf_generate(target, prompts, args, assistant):
     tokens, seconds = 0, 0.0
-    torch.manual_seed(args.seed)  # HF sampling uses the global generator (benchmark script only)
     for ids in prompts:
         start = time.perf_counter()
         out = target.generate(
@@ -82,8 +89,7 @@ def _hf_run(target, prompts, args, assistant=None):
         )  # fmt: skip
         seconds += time.perf_counter() - start
         tokens += out.shape[1] - len(ids)
-    counter.handle.remove()
-    return tokens, seconds, max(counter.calls - len(prompts), 1)
+    return tokens, seconds
 
 
 def _engine_run(target, draft, prompts, args, method, tree):
@@ -159,8 +165,9 @@ def synthetic_pair(root, vocab=4096, hidden=256, layers=8, draft_layers=2, seed=
         num_attention_heads=hidden // 64, num_key_value_heads=hidden // 64, max_position_embeddings=2048,
         initializer_range=0.05, bos_token_id=1, eos_token_id=2, pad_token_id=2, tie_word_embeddings=True,
     )  # fmt: skip
-    torch.manual_seed(seed)
-    target = LlamaForCausalLM(config).eval()
+    with torch.random.fork_rng():  # transformers initialises weights from the global generator
+        torch.manual_seed(seed)
+        target = LlamaForCausalLM(config).eval()
     with torch.no_grad():
         target.model.embed_tokens.weight.mul_(4.0)  # peakier next-token distributions
         for layer in target.model.layers[draft_layers:]:

@@ -18,6 +18,7 @@ from resispec.report import latex as _latex
 from resispec.report.compare import compare_all
 from resispec.report.environment import collect_environment
 from resispec.report.findings import findings as _findings
+from resispec.report.models_table import model_rows, models_html
 from resispec.report.paper import load_paper_values, load_raw, table_info
 from resispec.report.tables import table_texts, write_tables
 from resispec.report.tidy import load_tables, models, read_nodes
@@ -84,7 +85,7 @@ def existing_figures(figures_dir) -> dict[str, dict[str, Path]]:
 
 def build_report(
     tables_dir, figures_dir, out_dir, *, config: dict, audit=None, environment: dict | None = None,
-    pdf: bool = True, paper_values=None, redraw: bool = True,
+    pdf: bool = True, paper_values=None, redraw: bool = True, model_info=None,
 ) -> dict[str, Path | str | None]:  # fmt: skip
     """Build ``report.html`` (and ``report.pdf``, ``comparison.csv``) in ``out_dir`` from the tidy tables.
 
@@ -120,6 +121,7 @@ def build_report(
         nodes=nodes, config=config, environment=environment or collect_environment(),
         environment_note=note, our_models=our_models, paper_source=load_raw(paper_values).get("source", ""),
     )  # fmt: skip
+    context["models_table"] = models_html(model_rows(model_info))
     html_path = out_dir / "report.html"
     html_path.write_text(_html.render_html(context), encoding="utf-8")
     result = {

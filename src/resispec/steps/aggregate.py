@@ -9,7 +9,7 @@ from pathlib import Path
 
 from resispec.steps._common import add_settings, json_arg
 
-HELP = "aggregate one table's decoding records and exactness rows into a tidy CSV with bootstrap 95-percent intervals"
+HELP = "aggregate one table's records and exactness rows into a tidy CSV with bootstrap 95-percent intervals"
 log = logging.getLogger(__name__)
 KEYS = ["table", "row", "host", "target", "draft", "dataset", "temperature", "tree", "method"]
 COLUMNS = KEYS + ["metric", "mean", "ci_low", "ci_high", "n"]

@@ -16,6 +16,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--tables", nargs="+", required=True, help="tidy table CSVs (their folder is used)")
     parser.add_argument("--nodes", nargs="*", default=[], help="per-node exactness CSVs")
     parser.add_argument("--environment", help="environment.json recorded by the run")
+    parser.add_argument("--models", nargs="*", default=[], help="READY.json of every prepared model")
     parser.add_argument("--notebook", help="the executed notebook (dependency only)")
     parser.add_argument("--html", required=True, help="output report.html")
     parser.add_argument("--figures", required=True, help="output folder of figures")
@@ -36,6 +37,7 @@ def run(args) -> int:
         config=args.config,
         audit=list(args.nodes) or None,
         environment=environment,
+        model_info=args.models,
     )
     if Path(result["html"]).resolve() != Path(args.html).resolve():
         Path(result["html"]).replace(args.html)
