@@ -31,11 +31,16 @@ def audit_node(method: str, node: dict, *, max_histories: int = 20000, eps: floa
     result = evaluate(method, target, draft, k, eps=eps, max_histories=max_histories)
     law = result.law.numpy()
     target_np = target.numpy()
-    # A pruned recursion returns a sub-probability law short of `err`; KL/TV then carry that bound.
+    # A pruned recursion returns a sub-probability law short of `err` (law <= true law entrywise), so
+    # sum_v max(0, law - p) is a certified lower bound of the true TV, and 2 TV^2 (Pinsker) of the KL.
+    tv_lower = float(np.clip(law - target_np, 0.0, None).sum())
+    kl = kl_divergence(target_np, law / law.sum()) if result.err > 0 else kl_divergence(target_np, law)
     return {
         "k": k,
-        "kl": kl_divergence(target_np, law / law.sum()) if result.err > 0 else kl_divergence(target_np, law),
+        "kl": kl,
         "tv": total_variation(target_np, law),
+        "tv_lower": tv_lower,
+        "kl_lower": kl if result.err == 0 else 2.0 * tv_lower**2,
         "acceptance": result.acceptance,
         "alpha_star": float(alpha_star(target, draft, k)),
         "law_err": result.err,
