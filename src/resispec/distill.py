@@ -42,6 +42,30 @@ class TeacherTargets:
     features: torch.Tensor | None = None  # [N, S, H] bfloat16, last hidden state (after the final norm)
 
 
+def training_chunks(target, target_dir, *, texts, token_ids, heldout, seq_len: int, caller: str):
+    """Training chunks [N, S] and held-out sequences for a model trained on `target`.
+
+    `texts` are tokenized with the target's tokenizer (returned, else None); otherwise `token_ids` are
+    used. The held-out set defaults to the last 5% of chunks, at most 32.
+    """
+    tokenizer = None
+    if texts is not None:
+        from resispec.models import load_tokenizer
+
+        tokenizer = load_tokenizer(target_dir)
+        token_ids = tokenize_texts(texts, tokenizer)
+    if token_ids is None:
+        raise ValueError(f"{caller} needs texts or token_ids")
+    eos = target.config.eos_token_id
+    chunks = chunk_tokens(
+        token_ids, seq_len, eos_id=eos[0] if isinstance(eos, list | tuple) else eos
+    )  # [N, S]
+    if heldout is None:
+        n_held = max(1, min(32, len(chunks) // 20))
+        chunks, heldout = chunks[:-n_held], list(chunks[-n_held:])
+    return chunks, heldout, tokenizer
+
+
 def _teacher_copy(target, amp: bool):
     if not amp:
         return target

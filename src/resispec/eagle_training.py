@@ -20,11 +20,10 @@ from torch.nn import functional as F
 
 from resispec.distill import (
     TeacherTargets,
-    chunk_tokens,
     distill_loss,
     lr_factor,
     teacher_topk,
-    tokenize_texts,
+    training_chunks,
 )
 from resispec.eagle_head import EagleHead, new_eagle_head, save_eagle_head
 from resispec.training import _overlap, _same_length_batches
@@ -113,20 +112,15 @@ def train(
     """Train an EAGLE-1 head on the target's features over `texts` or `token_ids` (cut into `seq_len`
     chunks; `heldout` defaults to the last 5%, at most 32 chunks), save it in the EAGLE-1 layout to
     `out_dir` with a training.json report (losses, acceptance at T = 1 and 0.6) and return the report."""
-    from resispec.models import load_model, load_tokenizer
+    from resispec.models import load_model
 
     start, seconds = time.monotonic(), 60.0 * minutes_budget
     amp = (device == "cpu" or device.startswith("cuda")) if amp is None else amp
     target = load_model(target_dir, device=device, dtype="float32")
-    if texts is not None:
-        token_ids = tokenize_texts(texts, load_tokenizer(target_dir))
-    if token_ids is None:
-        raise ValueError("train_eagle_head needs texts or token_ids")
-    eos = target.config.eos_token_id
-    chunks = chunk_tokens(token_ids, seq_len, eos_id=eos[0] if isinstance(eos, list) else eos)  # [N, S]
-    if heldout is None:
-        n_held = max(1, min(32, len(chunks) // 20))
-        chunks, heldout = chunks[:-n_held], list(chunks[-n_held:])
+    chunks, heldout, _ = training_chunks(
+        target, target_dir, texts=texts, token_ids=token_ids, heldout=heldout, seq_len=seq_len,
+        caller="train_eagle_head",
+    )  # fmt: skip
     generator = torch.Generator().manual_seed(seed)
     head = new_eagle_head(target, generator).to(device)
     report = {"acceptance_before": _acceptance(target, head, heldout)}

@@ -23,11 +23,10 @@ import torch
 
 from resispec.distill import (
     TeacherTargets,
-    chunk_tokens,
     distill_loss,
     lr_factor,
     teacher_topk,
-    tokenize_texts,
+    training_chunks,
 )
 
 log = logging.getLogger(__name__)
@@ -224,18 +223,10 @@ def train_draft(
             f"draft layers={layers}, hidden={hidden} costs {ratio:.1%} of the target's MACs "
             f"(> max_compute_ratio={max_compute_ratio:.0%})"
         )
-    tokenizer = None
-    if texts is not None:
-        from resispec.models import load_tokenizer
-
-        tokenizer = load_tokenizer(target_dir)
-        token_ids = tokenize_texts(texts, tokenizer)
-    if token_ids is None:
-        raise ValueError("train_draft needs texts or token_ids")
-    chunks = chunk_tokens(token_ids, seq_len, eos_id=_first(target.config.eos_token_id))  # [N, S]
-    if heldout is None:
-        n_held = max(1, min(32, len(chunks) // 20))
-        chunks, heldout = chunks[:-n_held], list(chunks[-n_held:])
+    chunks, heldout, tokenizer = training_chunks(
+        target, target_dir, texts=texts, token_ids=token_ids, heldout=heldout, seq_len=seq_len,
+        caller="train_draft",
+    )  # fmt: skip
     generator = torch.Generator().manual_seed(seed)
     draft = init_draft(target, config, generator).to(device)
     report = {"layers": layers, "hidden": hidden, "compute_ratio": ratio, "train_tokens": int(chunks.numel())}
@@ -264,10 +255,6 @@ def train_draft(
 
 def _acceptance_report(target, draft, heldout) -> dict:
     return {str(t): value for t, value in measure_acceptances(target, draft, heldout, [1.0, 0.6]).items()}
-
-
-def _first(value):
-    return value[0] if isinstance(value, (list, tuple)) else value
 
 
 def _summarise_history(history: list) -> dict:
