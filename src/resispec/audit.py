@@ -59,9 +59,3 @@ def audit_nodes(method: str, nodes: list[dict], **options) -> list[dict]:
         extra = {key: node[key] for key in ("step", "depth", "prompt_id") if key in node}
         rows.append({"node": index, **extra, **audit_node(method, node, **options)})
     return rows
-
-
-def finite_mean(values) -> float:
-    data = np.asarray(list(values), dtype=np.float64)
-    data = data[np.isfinite(data)]
-    return float(data.mean()) if data.size else float("nan")

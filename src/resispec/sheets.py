@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import csv
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,7 +117,7 @@ def load_sheet(path: str | Path, config: dict[str, Any]) -> list[dict[str, Any]]
             if None in raw:
                 raise SheetError(f"{where}: more cells than the header has columns")
             row = {k.strip(): _coerce((v or "").strip(), k.strip(), where) for k, v in raw.items()}
-            row = _check_row(copy.deepcopy(row), where, validator, config)
+            row = _check_row(row, where, validator, config)
             if row["row"] in seen:
                 raise SheetError(f"{where} column 'row': duplicate row id {row['row']!r}")
             seen.add(row["row"])

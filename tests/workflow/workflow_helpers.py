@@ -1,36 +1,18 @@
-"""Running the workflow from tests: a copy of the repository in a temporary directory, and Snakemake
-as a subprocess of this interpreter (so the package under test is the one it uses)."""
+"""Running the workflow from tests: the shared settings of the `.test` runs, and Snakemake as a
+subprocess of this interpreter (so the package under test is the one it uses)."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-IGNORE = shutil.ignore_patterns(
-    ".git", ".venv", ".snakemake", "results", "logs", "__pycache__", "*.pyc", ".pytest_cache", ".ruff_cache"
-)
 TABLES = [f"table{i}" for i in range(1, 7)] + ["figure1", "figure3"]
 FAIL_ONCE = "fail_once"  # testing.fail_once_dir, relative to the working directory of each run
 # The `.test` configuration of the shared local run and the SLURM run: every decode job fails once.
 TEST_CONFIG = ["--configfile", ".test/config.yaml", "--config", f"testing={{fail_once_dir: {FAIL_ONCE}}}"]
-
-
-def workflow_copy(dest: Path) -> Path:
-    """The workflow files (not the package, which is installed) copied to `dest`, without outputs."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for name in ("Snakefile", "environment.yml", "workflow", "config", "profiles", "notebooks", ".test"):
-        source = REPO / name
-        if source.is_dir():
-            shutil.copytree(source, dest / name, ignore=IGNORE, dirs_exist_ok=True)
-        else:
-            shutil.copy2(source, dest / name)
-    for stale in ("results", "reports"):
-        shutil.rmtree(dest / ".test" / stale, ignore_errors=True)
-    return dest
 
 
 def clean_env() -> dict:
