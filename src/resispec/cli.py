@@ -1,57 +1,6 @@
-"""Command line: `python -m resispec <command>` (or the `resispec` script).
+"""Command line: `python -m resispec <command>` (or the `resispec` script); see
+`resispec.workflow.commands` for the commands, each a module of `resispec.workflow.steps`."""
 
-Every workflow step is a command here; `workflow/scripts/` only forward Snakemake's inputs to these
-functions. A command is a module under `resispec.steps` exposing `HELP`, `add_arguments(parser)` and
-`run(args) -> int`; heavy imports happen inside `run`, so `--help` stays fast.
-"""
+from resispec.workflow.commands import COMMANDS, build_parser, main
 
-from __future__ import annotations
-
-import argparse
-import importlib
-import logging
-import sys
-
-COMMANDS = {
-    "info": "resispec.steps.info",
-    "validate-config": "resispec.steps.validate_config",
-    "prepare-data": "resispec.steps.prepare_data",
-    "prepare-model": "resispec.steps.prepare_model",
-    "decode": "resispec.steps.decode",
-    "exactness": "resispec.steps.exactness",
-    "aggregate": "resispec.steps.aggregate",
-    "notebook": "resispec.steps.notebook",
-    "report": "resispec.steps.report",
-    "bench": "resispec.steps.bench",
-}
-
-
-def _available_commands() -> dict[str, object]:
-    modules = {}
-    for name, module_name in COMMANDS.items():
-        try:
-            modules[name] = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-    return modules
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="resispec", description=__doc__.splitlines()[0])
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, module in _available_commands().items():
-        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
-        module.add_arguments(command)
-        command.set_defaults(_run=module.run)
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    return int(args._run(args) or 0)
+__all__ = ["COMMANDS", "build_parser", "main"]

@@ -12,8 +12,8 @@ def tiny_target(tmp_path_factory):
     """A tiny random Llama with a byte-level tokenizer whose attention outputs are zeroed, so that its
     peaked next-token distribution depends on the current token only: a teacher a tiny draft can learn
     from a few thousand tokens (a fully random transformer is chaotic in its context)."""
-    from resispec import tiny
-    from resispec.models import load_model
+    from resispec.models import tiny
+    from resispec.models.loading import load_model
 
     path = tiny.build("layers=4,hidden=128,seed=1", tmp_path_factory.mktemp("tiny") / "target")
     model = load_model(path)

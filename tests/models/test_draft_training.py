@@ -6,8 +6,8 @@ import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
-from resispec import training
-from resispec.models import load_model
+from resispec.models import acceptance, compute, draft_training
+from resispec.models.loading import load_model
 
 
 def _linear_weights(config) -> int:
@@ -27,8 +27,8 @@ def test_per_token_macs_counts_every_matrix(kv_heads):
         num_key_value_heads=kv_heads,
         head_dim=64,
     )
-    assert training.per_token_macs(config) == _linear_weights(config)
-    assert training.per_token_macs(config, context_len=10) == _linear_weights(config) + 2 * 2 * 10 * 9 * 64
+    assert compute.per_token_macs(config) == _linear_weights(config)
+    assert compute.per_token_macs(config, context_len=10) == _linear_weights(config) + 2 * 2 * 10 * 9 * 64
 
 
 def test_default_draft_fits_the_budget_of_smollm2():
@@ -43,18 +43,18 @@ def test_default_draft_fits_the_budget_of_smollm2():
         bos_token_id=1,
         eos_token_id=2,
     )
-    draft = training.make_draft_config(smollm2, layers=4, hidden=256)
-    small = training.make_draft_config(smollm2, layers=2, hidden=128)
-    assert training.compute_ratio(draft, smollm2) <= 0.15
-    assert training.compute_ratio(small, smollm2) < training.compute_ratio(draft, smollm2)
+    draft = draft_training.make_draft_config(smollm2, layers=4, hidden=256)
+    small = draft_training.make_draft_config(smollm2, layers=2, hidden=128)
+    assert compute.compute_ratio(draft, smollm2) <= 0.15
+    assert compute.compute_ratio(small, smollm2) < compute.compute_ratio(draft, smollm2)
     assert draft.vocab_size == smollm2.vocab_size and draft.eos_token_id == 2
 
 
 def test_acceptance_is_one_minus_total_variation(tiny_target, tiny_tokens):
     target = load_model(tiny_target)
-    other = LlamaForCausalLM(training.make_draft_config(target.config, layers=1, hidden=32)).eval()
+    other = LlamaForCausalLM(draft_training.make_draft_config(target.config, layers=1, hidden=32)).eval()
     contexts = [tiny_tokens[0][:20], tiny_tokens[1][:20], tiny_tokens[2][:9]]
-    assert training.measure_acceptance(target, target, contexts, 1.0) == pytest.approx(1.0)
+    assert acceptance.measure_acceptance(target, target, contexts, 1.0) == pytest.approx(1.0)
     expected, count = 0.0, 0
     with torch.no_grad():
         for ids in contexts:
@@ -65,22 +65,22 @@ def test_acceptance_is_one_minus_total_variation(tiny_target, tiny_tokens):
                 draft_probs = torch.softmax(logits_d / 0.6, -1).double()
                 expected += 1 - 0.5 * float((target_probs - draft_probs).abs().sum())
                 count += 1
-    assert training.measure_acceptance(target, other, contexts, 0.6) == pytest.approx(
+    assert acceptance.measure_acceptance(target, other, contexts, 0.6) == pytest.approx(
         expected / count, abs=1e-6
     )
-    greedy = training.measure_acceptance(target, other, contexts, 0.0)
+    greedy = acceptance.measure_acceptance(target, other, contexts, 0.0)
     assert 0.0 <= greedy <= 1.0 and greedy * count == pytest.approx(round(greedy * count))
 
 
 def test_too_large_draft_is_refused(tiny_target, tiny_tokens, tmp_path):
     with pytest.raises(ValueError, match="max_compute_ratio"):
-        training.train_draft(
+        draft_training.train_draft(
             tiny_target, tmp_path / "d", token_ids=tiny_tokens, layers=4, hidden=128, steps=1
         )
 
 
 def test_tiny_distillation_lowers_loss_and_raises_acceptance(tiny_target, tiny_tokens, tmp_path):
-    report = training.train_draft(
+    report = draft_training.train_draft(
         tiny_target,
         tmp_path / "draft",
         token_ids=tiny_tokens[:10],
@@ -102,5 +102,5 @@ def test_tiny_distillation_lowers_loss_and_raises_acceptance(tiny_target, tiny_t
     target = load_model(tiny_target)
     assert draft.config.vocab_size == target.config.vocab_size
     assert json.loads((tmp_path / "draft" / "training.json").read_text())["steps"] == report["steps"]
-    again = training.measure_acceptance(target, draft, tiny_tokens[10:], 1.0)
+    again = acceptance.measure_acceptance(target, draft, tiny_tokens[10:], 1.0)
     assert again == pytest.approx(report["acceptance"]["1.0"], abs=1e-5)  # the saved draft is the trained one

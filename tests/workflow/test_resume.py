@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from resispec.data import build_prompts, load_corpus, write_prompts
-from resispec.models import load_tokenizer
-from resispec.steps._common import write_json
-from resispec.tiny import build
+from resispec.corpora import build_prompts, load_corpus, write_prompts
+from resispec.models.loading import load_tokenizer
+from resispec.models.tiny import build
+from resispec.workflow.steps.common import write_json
 
 TIMINGS = {"wall_s", "time_draft_s", "time_target_s", "time_verify_s", "shaping_time_s"}
 JOB = {

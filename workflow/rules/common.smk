@@ -3,9 +3,9 @@
 # that any table asks of that configuration, so tables that share settings share the run.
 import json
 
-from resispec.config import validate_config
-from resispec.sheets import expand_jobs, group_runs
-from resispec.workflow_paths import WorkflowPaths
+from resispec.workflow.config import validate_config
+from resispec.workflow.sheets import expand_jobs, group_runs
+from resispec.workflow.paths import WorkflowPaths
 
 config.update(validate_config(config))
 PATHS = WorkflowPaths(config["results_dir"], config["reports_dir"])

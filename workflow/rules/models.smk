@@ -1,4 +1,4 @@
-# Stage 2: models. `source` models are materialised; `train` drafts are distilled from their target;
+# Stage 2: models. `source` models are materialized; `train` drafts are distilled from their target;
 # `eagle` heads are trained on their target. READY.json marks a complete model and holds its metrics.
 
 

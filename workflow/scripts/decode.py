@@ -1,4 +1,4 @@
-# Thin wrapper: the work is `resispec decode` (src/resispec/steps/decode.py).
-from resispec.workflow_bridge import run_from_snakemake
+# Thin wrapper: the work is `resispec decode` (src/resispec/workflow/steps/decode.py).
+from resispec.workflow.bridge import run_from_snakemake
 
 run_from_snakemake("decode", snakemake)  # noqa: F821 (injected by Snakemake)

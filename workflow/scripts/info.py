@@ -1,4 +1,4 @@
-# Thin wrapper: the work is `resispec info` (src/resispec/steps/info.py).
-from resispec.workflow_bridge import run_from_snakemake
+# Thin wrapper: the work is `resispec info` (src/resispec/workflow/steps/info.py).
+from resispec.workflow.bridge import run_from_snakemake
 
 run_from_snakemake("info", snakemake)  # noqa: F821 (injected by Snakemake)

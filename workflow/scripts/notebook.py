@@ -1,4 +1,4 @@
-# Thin wrapper: the work is `resispec notebook` (src/resispec/steps/notebook.py).
-from resispec.workflow_bridge import run_from_snakemake
+# Thin wrapper: the work is `resispec notebook` (src/resispec/workflow/steps/notebook.py).
+from resispec.workflow.bridge import run_from_snakemake
 
 run_from_snakemake("notebook", snakemake)  # noqa: F821 (injected by Snakemake)

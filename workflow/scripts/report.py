@@ -1,4 +1,4 @@
-# Thin wrapper: the work is `resispec report` (src/resispec/steps/report.py).
-from resispec.workflow_bridge import run_from_snakemake
+# Thin wrapper: the work is `resispec report` (src/resispec/workflow/steps/report.py).
+from resispec.workflow.bridge import run_from_snakemake
 
 run_from_snakemake("report", snakemake)  # noqa: F821 (injected by Snakemake)

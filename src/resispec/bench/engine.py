@@ -93,7 +93,7 @@ def _hf_generate(target, prompts, args, assistant):
 
 
 def _engine_run(target, draft, prompts, args, method, tree):
-    from resispec.engine import generate
+    from resispec.decoding.engine import generate
 
     generator = torch.Generator(device=args.device).manual_seed(args.seed)
     tokens, seconds, steps = 0, 0.0, 0
@@ -107,8 +107,8 @@ def _engine_run(target, draft, prompts, args, method, tree):
 
 
 def run(argv=None) -> list[dict]:
-    from resispec.models import load_model
-    from resispec.trees import parse
+    from resispec.decoding.trees import parse
+    from resispec.models.loading import load_model
 
     args = _args(argv)
     if args.synthetic:

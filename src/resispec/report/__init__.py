@@ -131,8 +131,14 @@ def build_report(
         "pdf_message": "pdf=False",
     }
     if pdf:
-        tex = _latex.write_latex(out_dir / "latex", texts, figure_paths, found, our_models)
-        result["pdf"], result["pdf_message"] = _latex.compile_pdf(tex, out_dir / "report.pdf")
-        if result["pdf"] is None:
-            (out_dir / "report_pdf_skipped.txt").write_text(result["pdf_message"] + "\n")
+        result["pdf"], result["pdf_message"] = _build_pdf(out_dir, texts, figure_paths, found, our_models)
     return result
+
+
+def _build_pdf(out_dir: Path, texts, figure_paths, found, our_models) -> tuple[Path | None, str]:
+    """report.pdf from the LaTeX sources, or (None, why) with report_pdf_skipped.txt saying why."""
+    tex = _latex.write_latex(out_dir / "latex", texts, figure_paths, found, our_models)
+    pdf, message = _latex.compile_pdf(tex, out_dir / "report.pdf")
+    if pdf is None:
+        (out_dir / "report_pdf_skipped.txt").write_text(message + "\n")
+    return pdf, message

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from resispec.report.audit import draws, kl_by_method
 from resispec.report.compare import FP_KL_LEVEL, candidates
+from resispec.report.exactness import draws, kl_by_method
 
 TIME_PARTS = {"time_draft_s": "drafting", "time_target_s": "target forward", "time_verify_s": "verification"}
 SHAPING_PARTS = {"shaping_budgeting_s": "budgeting", "shaping_redistribution_s": "redistribution",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from resispec.report.audit import draws, kl_by_method
 from resispec.report.compare import COMPARABLE, FP_KL_LEVEL
+from resispec.report.exactness import draws, kl_by_method
 from resispec.report.tables import display_rows, fmt_number
 
 ALPHA_TOLERANCE = 1e-9  #: acceptance above alpha* + this counts as an excess (exact per-node values)

@@ -11,7 +11,7 @@ import jinja2
 import pandas as pd
 import yaml
 
-from resispec.report.audit import exact_law
+from resispec.report.exactness import exact_law
 from resispec.report.tables import fmt_number, table_title
 
 FIGURE_CAPTIONS = {

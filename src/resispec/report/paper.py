@@ -23,7 +23,7 @@ DERIVED_RATIOS = {"table6": ("speedup", "throughput", "specinfer")}
 
 def default_path() -> Path:
     """Path of the packaged ``paper_values.yaml``."""
-    return Path(str(resources.files("resispec") / "data" / "paper_values.yaml"))
+    return Path(str(resources.files("resispec.report") / "paper_values.yaml"))
 
 
 def load_raw(path: str | Path | None = None) -> dict:

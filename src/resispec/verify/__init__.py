@@ -1,4 +1,7 @@
-"""Verification core: every verifier, its exact output law and the alpha* bound (docs/verifiers.md).
+"""Stage 4, verification: every verifier, its exact output law and the alpha* bound (docs/verifiers.md).
+
+Pure functions over ``target_probs`` / ``draft_probs``, one module per family, exact laws beside the
+samplers; imports nothing else of resispec (the decoding engine and the audit call it).
 
 Public API: ``output_law``, ``acceptance_rate``, ``alpha_star``, ``get_verifier``, ``METHODS``; also
 ``evaluate`` (law, acceptance and certified error in one call), ``output_law_with_bound`` (pruned history
@@ -23,10 +26,10 @@ from typing import NamedTuple
 
 import torch
 
-from ._checks import as_float64, check_num_candidates, check_pair
-from ._histories import check_exact
 from .bound import alpha_star
+from .checks import as_float64, check_num_candidates, check_pair
 from .greedy import deterministic_law, greedy_law
+from .histories import check_exact
 from .resispec import resispec_estimate, resispec_law
 from .samplers import VerifyOutcome, get_verifier
 from .sequential import sequential_law

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from ._checks import as_float64, check_num_candidates, check_pair
+from .checks import as_float64, check_num_candidates, check_pair
 
 
 def alpha_star_batched(

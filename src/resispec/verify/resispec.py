@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from ._histories import history_law, sampled_history_law
+from .histories import history_law, sampled_history_law
 
 BUDGETS = ("local", "global")
 ORDERS = ("decreasing_q", "increasing_q", "index")

@@ -13,8 +13,8 @@ from typing import NamedTuple
 
 import torch
 
-from . import resispec as _resispec
-from ._checks import check_candidates, check_pair, working_dtype
+from . import resispec as resispec_steps
+from .checks import check_candidates, check_pair, working_dtype
 from .greedy import deterministic_step
 from .sequential import future_for, plan_step
 from .without_replacement import remove_tokens, sequoia_accepted, sequoia_next_residual
@@ -172,7 +172,7 @@ class ResiSpecVerifier(Verifier):
         super().__init__(validate=validate, **options)
         self.budget = options.get("budget", "local")
         self.order = options.get("order", "decreasing_q")
-        _resispec.check_options(self.budget, self.order)
+        resispec_steps.check_options(self.budget, self.order)
 
     def _verify(self, target, draft, candidates, generator):
         start = time.perf_counter()
@@ -184,13 +184,13 @@ class ResiSpecVerifier(Verifier):
                 return VerifyOutcome(index, token)
             start = self._tick("proxy", start)
             tokens = torch.tensor([token], device=target.device)
-            budget_z = _resispec.budget_mass(residual, draft, tokens, self.budget)
+            budget_z = resispec_steps.budget_mass(residual, draft, tokens, self.budget)
             start = self._tick("budgeting", start)
             if perm is None:
-                perm = _resispec.fill_order(draft, self.order)
-            share = _resispec.redistribute(residual, draft, tokens, budget_z, perm)
+                perm = resispec_steps.fill_order(draft, self.order)
+            share = resispec_steps.redistribute(residual, draft, tokens, budget_z, perm)
             start = self._tick("redistribution", start)
-            residual = _resispec.proxy_residual(residual, tokens, budget_z, share)
+            residual = resispec_steps.proxy_residual(residual, tokens, budget_z, share)
             start = self._tick("proxy", start)
         token = draw(residual[0], generator, target)
         self._tick("proxy", start)

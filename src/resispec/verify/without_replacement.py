@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from ._histories import history_law, sampled_history_law
+from .histories import history_law, sampled_history_law
 from .sequential import plan_step
 
 

@@ -1,0 +1,108 @@
+"""The drafter interface: ``propose`` a token tree, ``update`` after verification.
+
+A drafter keeps its own state (e.g. a KV cache) for the committed sequence. The engine calls, per
+sequence, ``reset()``, then once ``update(prompt_ids, (), features)`` and, every step,
+``propose(...)`` followed by ``update(...)`` with the accepted tree nodes.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from resispec.decoding.trees import Tree
+
+__all__ = ["Drafter", "DraftTree", "process_logits", "draw_children", "DRAWS"]
+
+DRAWS = ("with_replacement", "without_replacement", "deterministic", "greedy")
+
+
+@dataclass
+class DraftTree:
+    """A drafted tree: ``tokens`` long [N] (``tokens[0]`` is the root, the last committed token);
+    ``draft_probs`` float [N, V], the draft distribution each internal node's children were drawn from
+    (rows of leaves are unused); ``valid`` bool [N] (False for nodes that could not be drawn, e.g. more
+    children than tokens with non-zero draft mass without replacement, and their descendants)."""
+
+    tree: Tree
+    tokens: torch.Tensor
+    draft_probs: torch.Tensor
+    valid: torch.Tensor
+
+
+class Drafter(ABC):
+    """Two-method drafter interface (plus ``reset`` for a new sequence)."""
+
+    #: True when ``update`` needs the target's last hidden states (EAGLE-style heads).
+    needs_target_features: bool = False
+
+    def reset(self) -> None:  # noqa: B027 - optional hook
+        """Forget any state from a previous sequence."""
+
+    @abstractmethod
+    def propose(
+        self,
+        committed_ids: torch.Tensor,
+        tree: Tree,
+        *,
+        draws: str,
+        temperature: float,
+        generator: torch.Generator,
+    ) -> DraftTree:
+        """Draft ``tree`` after ``committed_ids`` (long [L]; its last token is the root)."""
+
+    @abstractmethod
+    def update(
+        self,
+        committed_ids: torch.Tensor,
+        accepted_nodes: Sequence[int],
+        target_features: torch.Tensor | None = None,
+    ) -> None:
+        """Commit: ``committed_ids`` (long [L']) is the new committed sequence, ``accepted_nodes`` the
+        accepted tree nodes of the last proposal (root excluded; empty before the first step) and
+        ``target_features`` [n, H] the target's last hidden states at the positions verified since the
+        previous call (root and accepted nodes; the prompt minus its last token at the start)."""
+
+
+def process_logits(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Float32 probabilities [..., V]: softmax(logits / T), or softmax(logits) for ranking when T = 0."""
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    scaled = logits.float() / temperature if temperature > 0 else logits.float()
+    return torch.softmax(scaled, dim=-1)
+
+
+def draw_children(
+    draft_probs: torch.Tensor, k: int, draws: str, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Draw k children for each of P parents: returns tokens long [P, k] and valid bool [P, k].
+
+    ``with_replacement``: i.i.d. from draft_probs; ``without_replacement``: Gumbel top-k (equivalently
+    top-k of q / Exp(1)); ``deterministic`` / ``greedy``: top-k of draft_probs.
+    """
+    num_parents, vocab = draft_probs.shape  # [P, V]
+    if draws == "with_replacement":
+        tokens = torch.multinomial(draft_probs, k, replacement=True, generator=generator)
+        return tokens, torch.ones_like(tokens, dtype=torch.bool)
+    if draws == "without_replacement":
+        noise = torch.empty_like(draft_probs).exponential_(generator=generator)  # [P, V]
+        keys = draft_probs / noise
+        values, tokens = keys.topk(min(k, vocab), dim=-1)
+        valid = values > 0
+        return _pad(tokens, valid, k)
+    if draws in ("deterministic", "greedy"):
+        tokens = draft_probs.topk(min(k, vocab), dim=-1).indices
+        return _pad(tokens, torch.ones_like(tokens, dtype=torch.bool), k)
+    raise ValueError(f"draws must be one of {DRAWS}, got {draws!r}")
+
+
+def _pad(tokens: torch.Tensor, valid: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    missing = k - tokens.shape[1]
+    if missing <= 0:
+        return tokens, valid
+    tokens = torch.cat([tokens, tokens.new_zeros(tokens.shape[0], missing)], dim=1)
+    valid = torch.cat([valid, valid.new_zeros(valid.shape[0], missing)], dim=1)
+    return tokens, valid

@@ -1,0 +1,13 @@
+"""Stage 2, models: model sources, loading, and the models the workflow trains.
+
+Owns: `hf:` / `pypi:` / `local:` / `tiny:` sources materialized into model directories (`sources`,
+`tiny`, `preparation`), loading them on a configured device (`loading`), per-token compute
+(`compute`), single-candidate acceptance (`acceptance`), draft distillation (`distill`,
+`draft_training`) and EAGLE-1 heads (`eagle_head`, `eagle_training`).
+May import: `resispec.corpora` (training text). Nothing downstream.
+"""
+
+from resispec.models.loading import load_model, load_tokenizer
+from resispec.models.sources import materialize, parse_source
+
+__all__ = ["load_model", "load_tokenizer", "materialize", "parse_source"]

@@ -1,0 +1,45 @@
+"""`resispec report`: LaTeX/HTML tables, figures, report.html and report.pdf from the tidy tables."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from resispec.workflow.steps.common import add_settings, json_arg
+
+HELP = "build the report (tables, figures, report.html, report.pdf when latexmk exists)"
+log = logging.getLogger(__name__)
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--tables", nargs="+", required=True, help="tidy table CSVs (their folder is used)")
+    parser.add_argument("--nodes", nargs="*", default=[], help="per-node exactness CSVs")
+    parser.add_argument("--environment", help="environment.json recorded by the run")
+    parser.add_argument("--models", nargs="*", default=[], help="READY.json of every prepared model")
+    parser.add_argument("--notebook", help="the executed notebook (dependency only)")
+    parser.add_argument("--html", required=True, help="output report.html")
+    parser.add_argument("--figures", required=True, help="output folder of figures")
+    parser.add_argument("--latex-tables", dest="latex_tables", help="output folder of LaTeX/HTML tables")
+    parser.add_argument("--config", type=json_arg, default={}, help="the run's configuration (JSON)")
+    add_settings(parser)
+
+
+def run(args) -> int:
+    from resispec.report import build_report
+
+    out_dir = Path(args.html).parent
+    environment = json.loads(Path(args.environment).read_text()) if args.environment else None
+    result = build_report(
+        Path(args.tables[0]).parent,
+        args.figures,
+        out_dir,
+        config=args.config,
+        audit=list(args.nodes) or None,
+        environment=environment,
+        model_info=args.models,
+    )
+    if Path(result["html"]).resolve() != Path(args.html).resolve():
+        Path(result["html"]).replace(args.html)
+    log.info("report: %s; pdf: %s", args.html, result.get("pdf") or result.get("pdf_message"))
+    return 0
