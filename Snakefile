@@ -9,12 +9,12 @@ configfile: "config/config.yaml"
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/data.smk"
-include: "workflow/rules/models.smk"
+include: "workflow/rules/prepare_data.smk"
+include: "workflow/rules/prepare_model.smk"
 include: "workflow/rules/decode.smk"
 include: "workflow/rules/exactness.smk"
 include: "workflow/rules/aggregate.smk"
-include: "workflow/rules/figures.smk"
+include: "workflow/rules/notebook.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -3,27 +3,36 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import rel_entr
 
 
+class Interval(NamedTuple):
+    """A mean with its interval."""
+
+    mean: float
+    low: float
+    high: float
+
+
 def bootstrap_ci(
     values: Sequence[float], *, resamples: int = 1000, seed: int = 0, level: float = 0.95
-) -> tuple[float, float, float]:
+) -> Interval:
     """(mean, low, high): percentile bootstrap interval of the mean over `values` (e.g. prompts)."""
     data = np.asarray(values, dtype=np.float64)
     data = data[np.isfinite(data)]
     if data.size == 0:
-        return float("nan"), float("nan"), float("nan")
+        return Interval(float("nan"), float("nan"), float("nan"))
     if data.size == 1:
-        return float(data[0]), float(data[0]), float(data[0])
+        return Interval(float(data[0]), float(data[0]), float(data[0]))
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, data.size, size=(resamples, data.size))  # [B, n]
     means = data[idx].mean(axis=1)  # [B]
     tail = (1.0 - level) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail])
-    return float(data.mean()), float(low), float(high)
+    return Interval(float(data.mean()), float(low), float(high))
 
 
 def kl_divergence(target_probs: np.ndarray, law: np.ndarray) -> float:

@@ -16,6 +16,10 @@ from resispec.decoding.kv_cache import cache_length, keep_positions
 from resispec.decoding.tree_attention import model_dtype, tree_mask
 from resispec.decoding.trees import Tree
 
+# How closely output_embeddings(last hidden state) must reproduce the model's own logits for the lazy
+# per-node projection to be used: float32 matmul rounding, not a different head (e.g. a logit soft-cap).
+HEAD_TOLERANCE = {"atol": 1e-4, "rtol": 1e-3}
+
 
 def sync(device: torch.device) -> None:
     """Wait for an accelerator's queued work (timings on a GPU); no-op on the CPU."""
@@ -71,7 +75,7 @@ class TargetModel:
         )
         hidden = out.hidden_states[-1][0]  # [P-1, H]
         head = self.model.get_output_embeddings()
-        if head is not None and torch.allclose(head(hidden[-1]), out.logits[0, -1], atol=1e-4, rtol=1e-3):
+        if head is not None and torch.allclose(head(hidden[-1]), out.logits[0, -1], **HEAD_TOLERANCE):
             self.head = head
         return hidden if self.want_features else None
 

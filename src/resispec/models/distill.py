@@ -8,6 +8,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 
@@ -69,6 +70,14 @@ class TeacherTargets:
     features: torch.Tensor | None = None  # [N, S, H] bfloat16, last hidden state (after the final norm)
 
 
+class TrainingData(NamedTuple):
+    """Training chunks [N, S], held-out sequences, and the tokenizer used (None for token ids)."""
+
+    chunks: torch.Tensor
+    heldout: list
+    tokenizer: object
+
+
 def training_chunks(target, target_dir, *, texts, token_ids, heldout, seq_len: int, caller: str):
     """Training chunks [N, S] and held-out sequences for a model trained on `target`.
 
@@ -90,7 +99,7 @@ def training_chunks(target, target_dir, *, texts, token_ids, heldout, seq_len: i
     if heldout is None:
         n_held = max(1, min(32, len(chunks) // 20))
         chunks, heldout = chunks[:-n_held], list(chunks[-n_held:])
-    return chunks, heldout, tokenizer
+    return TrainingData(chunks, heldout, tokenizer)
 
 
 def _teacher_copy(target, amp: bool):

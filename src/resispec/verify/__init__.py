@@ -22,8 +22,6 @@ take no ``replacement``.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import torch
 
 from .bound import alpha_star
@@ -31,6 +29,7 @@ from .checks import as_float64, check_num_candidates, check_pair
 from .greedy import deterministic_law, greedy_law
 from .histories import check_exact
 from .resispec import resispec_estimate, resispec_law
+from .results import LawResult
 from .samplers import VerifyOutcome, get_verifier
 from .sequential import sequential_law
 from .without_replacement import sequoia_estimate, sequoia_law
@@ -51,16 +50,6 @@ __all__ = [
     "output_law",
     "output_law_with_bound",
 ]
-
-
-class LawResult(NamedTuple):
-    """evaluate: law [V] float64 (a sub-probability short of ``err`` when the recursion pruned),
-    acceptance (the true value lies in [acceptance, acceptance + err]), err (pruned mass, 0 when exact).
-    estimate: unbiased law and acceptance; err is the acceptance's standard error."""
-
-    law: torch.Tensor
-    acceptance: float
-    err: float
 
 
 def resolve(method: str, replacement: bool | None) -> str:

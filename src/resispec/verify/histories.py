@@ -15,8 +15,20 @@ Pruning (certified): branches are dropped lowest-probability first while the dro
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import torch
+
+from .results import LawResult
+
+
+class Branches(NamedTuple):
+    """Kept branches of a history step: history rows, rejected tokens, probabilities; dropped mass."""
+
+    rows: torch.Tensor  # [B]
+    tokens: torch.Tensor  # [B]
+    probs: torch.Tensor  # [B]
+    dropped: float
 
 
 def _select_branches(branch: torch.Tensor, eps_step: float, max_histories: int):
@@ -32,7 +44,7 @@ def _select_branches(branch: torch.Tensor, eps_step: float, max_histories: int):
     dropped = float(dropped_cum[n_drop - 1]) if n_drop > 0 else 0.0
     keep = positive[n_drop:]
     vocab = branch.shape[-1]
-    return keep // vocab, keep % vocab, values[n_drop:], dropped
+    return Branches(keep // vocab, keep % vocab, values[n_drop:], dropped)
 
 
 def history_law(
@@ -44,7 +56,7 @@ def history_law(
     final_residual: Callable | None = None,
     eps: float = 0.0,
     max_histories: int | None = None,
-) -> tuple[torch.Tensor, torch.Tensor, float]:
+) -> LawResult:
     """Law [V], acceptance (scalar tensor) and certified error for a history-dependent verifier.
 
     ``final_residual(residual, draft, accepted) -> residual`` may be given when the residual after the
@@ -65,7 +77,7 @@ def history_law(
         if step == num_candidates - 1 and final_residual is not None:
             reject = prob * (1 - accepted.sum(-1)).clamp_min(0)  # [H]
             law += (reject.unsqueeze(-1) * final_residual(residual, draft, accepted)).sum(0)
-            return law, acceptance, err
+            return LawResult(law, float(acceptance), err)
         # a history whose draft law is exhausted (k > support of q without replacement) draws no
         # further candidate: it emits from its residual now
         exhausted = (draft.sum(-1) <= 0).to(prob.dtype)  # [H] or [1]
@@ -74,12 +86,12 @@ def history_law(
         rows, tokens, probs, dropped = _select_branches(branch, eps / num_candidates, max_histories)
         err += dropped
         if rows.numel() == 0:
-            return law, acceptance, err
+            return LawResult(law, float(acceptance), err)
         residual, draft = transition(residual, draft, accepted, rows, tokens)
         prob = probs
     # after the k-th rejection the token is drawn from the residual of each surviving history
     law += (prob.unsqueeze(-1) * residual).sum(0)
-    return law, acceptance, err
+    return LawResult(law, float(acceptance), err)
 
 
 def check_exact(err: float, method: str) -> None:
@@ -100,7 +112,7 @@ def sampled_history_law(
     paths: int,
     generator: torch.Generator,
     final_residual: Callable | None = None,
-) -> tuple[torch.Tensor, float, float]:
+) -> LawResult:
     """Unbiased estimate of (law [V], acceptance) with the acceptance's standard error.
 
     Rao-Blackwellised recursion: ``paths`` rejection histories are sampled, each conditionally on being
@@ -125,7 +137,7 @@ def sampled_history_law(
             law += ((weight * reject).unsqueeze(-1) * final_residual(residual, draft, accepted)).sum(
                 0
             ) / paths
-            return law, float(accept.mean()), float(accept.std() / paths**0.5) if paths > 1 else 0.0
+            return _sampled_result(law, accept, paths)
         alive = reject > 0
         safe = torch.where(alive.unsqueeze(-1), branch, torch.ones_like(branch))
         tokens = torch.multinomial(safe, 1, generator=generator).squeeze(-1)  # [N]
@@ -133,4 +145,10 @@ def sampled_history_law(
         residual, draft = transition(residual, draft, accepted, rows, tokens)
         weight = weight * reject * alive.to(weight.dtype)
     law += (weight.unsqueeze(-1) * residual).sum(0) / paths
-    return law, float(accept.mean()), float(accept.std() / paths**0.5) if paths > 1 else 0.0
+    return _sampled_result(law, accept, paths)
+
+
+def _sampled_result(law: torch.Tensor, accept: torch.Tensor, paths: int) -> LawResult:
+    """Unbiased law and acceptance of sampled histories; err is the acceptance's standard error."""
+    stderr = float(accept.std() / paths**0.5) if paths > 1 else 0.0
+    return LawResult(law, float(accept.mean()), stderr)

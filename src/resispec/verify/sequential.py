@@ -8,6 +8,8 @@ All functions broadcast over leading batch dimensions: tensors are [..., V], rea
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import torch
 
@@ -32,9 +34,16 @@ def plan_step(
     return torch.minimum(capacity, deferred)
 
 
-def run_plan(
-    target_probs: torch.Tensor, draft_probs: torch.Tensor, future_reach: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+class PlanRun(NamedTuple):
+    """A plan run with replacement: accepted masses c [k, ..., V], reaches R_1..R_{k+1} [k+1, ...] and
+    the final residual M_{k+1} [..., V]."""
+
+    accepted: torch.Tensor
+    reaches: torch.Tensor
+    residual: torch.Tensor
+
+
+def run_plan(target_probs: torch.Tensor, draft_probs: torch.Tensor, future_reach: torch.Tensor) -> PlanRun:
     """Run a plan with replacement. future_reach [k, ...] holds T_2..T_{k+1} (last one 0).
 
     Returns accepted masses c [k, ..., V], reaches R [k+1, ...] (R_1..R_{k+1}) and the final residual
@@ -49,7 +58,7 @@ def run_plan(
         reach = residual.sum(-1)
         accepted.append(mass)
         reaches.append(reach)
-    return torch.stack(accepted), torch.stack(reaches), residual
+    return PlanRun(torch.stack(accepted), torch.stack(reaches), residual)
 
 
 def future_from_reach(reaches: torch.Tensor) -> torch.Tensor:
@@ -79,13 +88,13 @@ def plan_ers(
     Returns future_reach [k, ...].
     """
     best_future = greedy_future(target_probs, num_candidates)
-    _, reaches, _ = run_plan(target_probs, draft_probs, best_future)
+    reaches = run_plan(target_probs, draft_probs, best_future).reaches
     best_accept = 1 - reaches[-1]
     smoothed = reaches
     done = torch.zeros_like(best_accept, dtype=torch.bool)  # [...]: converged rows stay frozen
     for _ in range(iterations):
         future = future_from_reach(smoothed)
-        _, new_reaches, _ = run_plan(target_probs, draft_probs, future)
+        new_reaches = run_plan(target_probs, draft_probs, future).reaches
         accept = 1 - new_reaches[-1]
         better = (accept > best_accept) & ~done
         best_future = torch.where(better, future, best_future)

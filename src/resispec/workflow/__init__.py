@@ -6,3 +6,5 @@ every result path (`paths`), append-only resumable files (`resume`, `run_files`)
 May import: every stage package (`corpora`, `models`, `decoding`, `verify`, `audit`, `report`) and
 `resispec.bench`. No stage imports it.
 """
+
+__all__: list[str] = []  # import the modules themselves (config, sheets, paths, ...)
