@@ -16,7 +16,7 @@ ALLOWED = {
     "decoding": {"models", "verify"},
     "audit": {"verify"},
     "report": {"audit", "verify"},
-    "bench": {"decoding", "models", "verify"},
+    "bench": {"corpora", "decoding", "models", "verify", "audit"},
     "workflow": {"corpora", "models", "decoding", "verify", "audit", "report", "bench"},
 }
 ROOT = "(top level)"  # __init__, __main__, cli: the entry points may import anything

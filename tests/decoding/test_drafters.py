@@ -80,7 +80,7 @@ def test_eagle_tree_probs_equal_sequential_head_runs(target_model):
     ids = torch.cat([seq_tokens, draft.tokens[[parent]]])
     f_parent, logits = head(ids[None], torch.cat([seq_feats, f_root[None]])[None], None, position_ids=pos(4))
     torch.testing.assert_close(draft.draft_probs[parent], torch.softmax(logits[0, -1], -1), atol=1e-5, rtol=0)
-    assert draft.draft_probs[node].sum() == 0  # leaves are not forwarded
+    assert draft.draft_probs.shape[0] == 3 <= node  # last-level nodes are not forwarded: no row
 
 
 @pytest.mark.parametrize("tree", ["d4b2", "chain3"])

@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from resispec.decoding import trees
+from resispec.decoding import tree_search, trees
 
 
 @pytest.mark.parametrize(
@@ -78,7 +78,7 @@ def _all_trees(n, depth, width):
 @pytest.mark.parametrize("acc", [(0.8, 0.5, 0.2), (0.6, 0.6, 0.1), (0.9, 0.05, 0.0)])
 @pytest.mark.parametrize("budget, max_depth", [(5, 3), (7, 4), (8, 3)])
 def test_sequoia_dp_is_brute_force_optimum(acc, budget, max_depth):
-    tree = trees.sequoia(acc, budget, max_depth)
+    tree = tree_search.sequoia(acc, budget, max_depth)
     assert tree.num_nodes <= budget and tree.depth <= max_depth
     value = sum(
         _prod(acc[tree.sibling_index[m]] for m in tree.path_to(node)[1:]) for node in range(tree.num_nodes)
@@ -92,3 +92,39 @@ def _prod(values):
     for v in values:
         out *= v
     return out
+
+
+def _value_rows(structure, rows):
+    """Expected committed tokens when a node with c children weighs them by rows[c - 1]."""
+    count = len(structure)
+    return 1.0 + sum(rows[count - 1][i] * _value_rows(sub, rows) for i, sub in enumerate(structure))
+
+
+ROWS = [[0.5, 0.0, 0.0], [0.1, 0.6, 0.0], [0.05, 0.1, 0.7]]  # acceptance moving to later siblings (ers-like)
+
+
+@pytest.mark.parametrize("budget, max_depth", [(5, 3), (7, 4), (8, 3)])
+def test_sequoia_dp_with_per_child_count_acceptance_is_brute_force_optimum(budget, max_depth):
+    """With one acceptance vector per child count the DP still finds the best tree of every size."""
+    tables = tree_search.sequoia_tables(ROWS, budget, max_depth)
+    for nodes in range(1, budget + 1):
+        brute = [_value_rows(s, ROWS) for s in _all_trees(nodes, max_depth, 3)]
+        if not brute:
+            continue
+        tree = tree_search.sequoia_tree(tables, nodes, max_depth)
+        assert tree.num_nodes == nodes and tree.depth <= max_depth
+        assert tables.values[max_depth - 1][nodes] == pytest.approx(max(brute), abs=1e-12)
+        nested = _nested(tree, 0)
+        assert _value_rows(nested, ROWS) == pytest.approx(max(brute), abs=1e-12)
+
+
+def _nested(tree, node):
+    return [_nested(tree, kid) for kid in tree.children[node]]
+
+
+def test_acceptance_rows_expand_vectors_and_reject_bad_input():
+    assert tree_search.acceptance_rows([0.5, 0.2]).tolist() == [[0.5, 0.0], [0.5, 0.2]]
+    with pytest.raises(ValueError, match="positions 0..c-1"):
+        tree_search.acceptance_rows([[0.5, 0.1], [0.2, 0.2]])
+    with pytest.raises(ValueError, match="square matrix"):
+        tree_search.acceptance_rows([[0.5, 0.1, 0.0]])

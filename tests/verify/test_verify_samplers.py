@@ -173,3 +173,26 @@ def test_ers_batched_plans_drive_the_sampler_like_its_own_plan():
         get_verifier("specinfer")(
             targets[0], drafts[0], torch.tensor([0]), torch.Generator(), future_reach=futures[0]
         )
+
+
+def test_resispec_partial_fill_order_equals_the_full_sort():
+    """The sampler's top-k prefix of the fill order gives the very residual of the full sort (ties too),
+    and falls back to the full sort when the prefix cannot hold the deficit; both paths are exercised."""
+    from resispec.verify import resispec as steps
+
+    used = {"prefix": 0, "fallback": 0}
+    for seed in range(40):
+        generator = torch.Generator().manual_seed(seed)
+        draft = torch.softmax(2 * torch.randn(300, generator=generator, dtype=torch.float64), -1)
+        draft = (draft * 2000).round() / (draft * 2000).round().sum()  # many exactly tied q values
+        target = torch.softmax(2 * torch.randn(300, generator=generator, dtype=torch.float64), -1)
+        residual, tokens = target[None], torch.tensor([int(draft.argmax())])
+        budget = steps.budget_mass(residual, draft, tokens, "local" if seed % 2 else "global")
+        prefix, full = steps.fill_prefix(draft, 16), steps.fill_order(draft, "decreasing_q")
+        assert len(prefix) >= 16 and torch.equal(prefix, full[: len(prefix)])
+        reference = steps.redistribute(residual, draft, tokens, budget, full)
+        partial = steps.redistribute_prefix(residual, draft, tokens, budget, prefix)
+        used["fallback" if partial is None else "prefix"] += 1
+        assert partial is None or torch.equal(partial, reference)
+        assert torch.equal(steps.redistribute_prefix(residual, draft, tokens, budget, full), reference)
+    assert used["prefix"] and used["fallback"], used

@@ -3,6 +3,7 @@
 # that any table asks of that configuration, so tables that share settings share the run.
 import json
 
+from resispec.decoding.tree_specs import profile_methods
 from resispec.workflow.config import validate_config
 from resispec.workflow.sheets import expand_jobs, group_runs
 from resispec.workflow.paths import WorkflowPaths
@@ -47,11 +48,28 @@ def teacher_inputs(wildcards):
 
 def decode_inputs(wildcards):
     row = RUNS[wildcards.run]
-    return {
+    inputs = {
         "prompts": PATHS.prompts(row["target"], row["dataset"]),
         "target": PATHS.model(row["target"]),
         "draft": PATHS.model(row["draft"]),
     }
+    if profile_methods(row["tree"]):
+        inputs["profile"] = PATHS.profile(row["target"], row["draft"])
+    return inputs
+
+
+def pair_needs(wildcards):
+    """Temperatures and verifiers the pair profile of (target, draft) must cover."""
+    runs = [
+        run
+        for run in RUNS.values()
+        if (run["target"], run["draft"]) == (wildcards.target, wildcards.draft)
+    ]
+    methods = sorted({m for run in runs for m in profile_methods(run["tree"])})
+    temperatures = sorted(
+        {float(run["temperature"]) for run in runs if profile_methods(run["tree"])}
+    )
+    return {"methods": methods or ["sequoia"], "temperatures": temperatures or [1.0]}
 
 
 def table_inputs(wildcards):

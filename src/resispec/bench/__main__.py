@@ -12,7 +12,7 @@ import sys
 
 import resispec.bench as package
 
-HELPERS = {"pairs"}
+HELPERS = {"pairs", "paired", "engine_runs", "engine_report"}
 
 
 def subcommands() -> list[str]:

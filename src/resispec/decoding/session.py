@@ -24,7 +24,9 @@ def load_drafter(draft_dir: Path, target_model, *, device: str, dtype: str):
 
         head = load_eagle_head(draft_dir, target_model).to(device).eval()
         return EagleDrafter(head), ready
-    return load_model(draft_dir, device=device, dtype=dtype), ready
+    from resispec.decoding.drafters.model_drafter import ModelDrafter
+
+    return ModelDrafter(load_model(draft_dir, device=device, dtype=dtype)), ready  # one drafter per run
 
 
 @dataclass
@@ -36,14 +38,20 @@ class DecodeSession:
     tree: object
 
     @classmethod
-    def open(cls, job: dict, settings: dict, target_dir: Path, draft_dir: Path) -> DecodeSession:
+    def open(cls, job: dict, settings: dict, target_dir: Path, draft_dir: Path,
+             profile_path: Path | None = None) -> DecodeSession:  # fmt: skip
+        """Load the run's models on the configured device and resolve its tree (sequoia and auto trees
+        from the pair profile at ``profile_path``)."""
+        from resispec.decoding.profile import PairProfile
         from resispec.decoding.tree_specs import resolve
         from resispec.models.loading import load_model
 
         device, dtype = settings.get("device", "cpu"), settings.get("dtype", "float32")
         target = load_model(target_dir, device=device, dtype=dtype)
         draft, ready = load_drafter(draft_dir, target, device=device, dtype=dtype)
-        tree = resolve(job["tree"], ready.get("position_acceptance"))
+        profile = PairProfile.read(profile_path) if profile_path else None
+        tree = resolve(job["tree"], ready.get("position_acceptance"), profile=profile,
+                       temperature=float(job["temperature"]))  # fmt: skip
         log.info("tree %s: %d nodes; device %s, dtype %s", job["tree"], tree.num_nodes, device, dtype)
         return cls(job, settings, target, draft, tree)
 

@@ -1,6 +1,7 @@
 """Tree specs used by the experiment sheets, beyond `trees.parse`: kNdD (N independent chains of D
-levels under the root), sequoiaNxD (Sequoia's DP tree from the draft's measured acceptance vector),
-and eagle (EAGLE-1's default 26-node path list)."""
+levels under the root), sequoiaNxD (Sequoia's DP tree from the pair's measured acceptance), auto /
+auto-<method> (the hardware-aware tree of `resispec.decoding.auto_tree`) and eagle (EAGLE-1's default
+26-node path list)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 from collections.abc import Sequence
 
 from resispec.decoding import trees
+from resispec.decoding.tree_search import sequoia
 
 # EAGLE-1's default tree for 7B targets (`mc_sim_7b_63` in the EAGLE repository): 25 paths + the root.
 EAGLE_PATHS = (
@@ -25,15 +27,46 @@ def chains(num_chains: int, levels: int) -> trees.Tree:
     return trees.from_paths(sorted(paths, key=len), name=f"k{num_chains}d{levels}")
 
 
-def resolve(spec: str, acceptance: Sequence[float] | None = None) -> trees.Tree:
-    """A Tree for any sheet spec; sequoia specs need the draft's acceptance vector."""
+AUTO = re.compile(r"auto(?:-([a-z_]+))?")  # "auto" (for specinfer) or "auto-<method>"
+SEQUOIA = re.compile(r"sequoia(\d+)x(\d+)")
+
+
+def profile_methods(spec: str) -> list[str]:
+    """The verifiers whose positional acceptance a tree spec needs from the pair profile ([] if none)."""
+    text = spec.strip().lower()
+    if SEQUOIA.fullmatch(text):
+        return ["sequoia"]
+    if m := AUTO.fullmatch(text):
+        return [m.group(1) or "specinfer"]
+    return []
+
+
+def resolve(spec: str, acceptance: Sequence[float] | None = None, *, profile=None,
+            temperature: float = 1.0) -> trees.Tree:  # fmt: skip
+    """A Tree for any sheet spec. ``sequoiaNxD`` needs an acceptance vector (the pair profile's
+    ``sequoia`` row at ``temperature``, else ``acceptance``); ``auto`` / ``auto-<method>`` needs the pair
+    profile (``resispec.decoding.profile.PairProfile``): Sequoia's tree that maximises tokens per
+    second for that method on the measured hardware (``resispec.decoding.auto_tree``)."""
     text = spec.strip().lower()
     if m := re.fullmatch(r"k(\d+)d(\d+)", text):
         return chains(int(m.group(1)), int(m.group(2)))
-    if m := re.fullmatch(r"sequoia(\d+)x(\d+)", text):
+    if m := SEQUOIA.fullmatch(text):
+        if profile is not None:
+            acceptance = profile.rows(temperature, "sequoia")
         if not acceptance:
             raise ValueError(f"tree {spec!r} needs the draft's measured acceptance vector")
-        return trees.sequoia(list(acceptance), int(m.group(1)), int(m.group(2)))
+        return sequoia(acceptance, int(m.group(1)), int(m.group(2)))
+    if m := AUTO.fullmatch(text):
+        if profile is None:
+            raise ValueError(f"tree {spec!r} needs the pair profile (cost profile and acceptance)")
+        from resispec.decoding.auto_tree import choose_tree
+
+        method = m.group(1) or "specinfer"
+        rows, meta = profile.rows(temperature, method), profile.meta
+        chosen = choose_tree(
+            rows, profile.costs, method, max_nodes=meta["max_nodes"], max_depth=meta["max_depth"]
+        )
+        return chosen.tree
     if text == "eagle":
         return trees.from_paths([list(p) for p in EAGLE_PATHS], name="eagle")
     return trees.parse(text)

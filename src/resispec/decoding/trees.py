@@ -15,10 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import numpy as np
 import torch
 
-__all__ = ["Tree", "complete", "chain", "from_paths", "sequoia", "parse"]
+__all__ = ["Tree", "complete", "chain", "from_paths", "parse"]
 
 
 @dataclass(frozen=True)
@@ -158,88 +157,6 @@ def from_paths(paths: Sequence[Sequence[int]], name: str = "paths") -> Tree:
     for key in ordered:
         index[key] = len(parents)
         parents.append(index[key[:-1]])
-    return Tree(tuple(parents), name=name)
-
-
-def _maxplus(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """out[m] = max_{j>=1} left[m - j] + right[j]; returns (values, argmax j)."""
-    n = len(left)
-    total = np.full((n, n), -np.inf)  # [m, j]
-    for j in range(1, n):
-        total[j:, j] = left[: n - j] + right[j]
-    return total.max(axis=1), total.argmax(axis=1)
-
-
-def sequoia(acceptance: Sequence[float], budget: int, max_depth: int | None = None) -> Tree:
-    """Sequoia's dynamic-programming tree for a positional acceptance vector under a node budget.
-
-    ``acceptance[i]`` is the measured probability that the (i+1)-th sibling candidate is accepted.
-    Maximises the expected committed tokens per step, ``sum over nodes of the product of the
-    acceptances of the sibling positions on its path`` (root counts 1), over trees with at most
-    ``budget`` nodes (root included) and at most ``max_depth`` levels (root included).
-    """
-    acc = np.asarray(acceptance, dtype=float)
-    if acc.ndim != 1 or len(acc) == 0 or np.any(acc < 0) or np.any(acc > 1):
-        raise ValueError(f"acceptance must be a non-empty vector in [0, 1], got {acceptance}")
-    if budget < 1:
-        raise ValueError(f"budget must be >= 1, got {budget}")
-    max_depth = budget if max_depth is None else max_depth
-    if max_depth < 1:
-        raise ValueError(f"max_depth must be >= 1, got {max_depth}")
-    size = budget + 1
-    best = np.full(size, -np.inf)  # best[n]: depth-1 tree of exactly n nodes
-    best[1] = 1.0
-    tables = [None]  # tables[d] = (kids_choice[n], splits[i][m]) for trees with <= d+1 levels
-    for _ in range(1, max_depth):
-        knap = np.full(size, -np.inf)
-        knap[0] = 0.0
-        splits = []
-        best_new = best.copy()
-        kids = np.zeros(size, dtype=int)
-        finite = np.isfinite(best)
-        for position in range(len(acc)):
-            scaled = np.full(size, -np.inf)
-            scaled[finite] = (
-                acc[position] * best[finite]
-            )  # subtree value weighted by its position's acceptance
-            knap, arg = _maxplus(knap, scaled)
-            splits.append(arg)
-            improve = np.full(size, -np.inf)
-            improve[1:] = 1.0 + knap[:-1]
-            better = improve > best_new + 1e-12
-            best_new = np.where(better, improve, best_new)
-            kids = np.where(better, position + 1, kids)
-        tables.append((kids, splits))
-        best = best_new
-    n_best = int(np.argmax(best))  # smallest tree reaching the best value
-    structure = _rebuild(tables, len(tables) - 1, n_best)
-    return _nested_to_tree(structure, name=f"sequoia{budget}")
-
-
-def _rebuild(tables: list, level: int, n: int) -> list:
-    """Nested children lists of the best tree with n nodes using tables up to ``level``."""
-    if n == 1 or level == 0:
-        return []
-    kids, splits = tables[level]
-    count = int(kids[n])
-    if count == 0:
-        return _rebuild(tables, level - 1, n) if level > 1 else []
-    sizes, remaining = [], n - 1
-    for position in range(count - 1, -1, -1):
-        j = int(splits[position][remaining])
-        sizes.append(j)
-        remaining -= j
-    return [_rebuild(tables, level - 1, j) for j in reversed(sizes)]
-
-
-def _nested_to_tree(structure: list, name: str) -> Tree:
-    parents = [-1]
-    queue = [(0, structure)]
-    while queue:
-        node, kids = queue.pop(0)
-        for sub in kids:
-            parents.append(node)
-            queue.append((len(parents) - 1, sub))
     return Tree(tuple(parents), name=name)
 
 

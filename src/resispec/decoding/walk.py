@@ -68,7 +68,7 @@ def walk(draft: DraftTree, target_probs: NodeProbs, verifier, generator, audit_t
         draft_row = draft.draft_probs[node] if kids else target_probs[node]  # leaves: unused by k = 0
         outcome = verifier(target_probs[node], draft_row, candidates, generator)
         index = outcome.accepted_index
-        result.add_timings(getattr(verifier, "last_timings", {}))
+        result.add_timings(verifier.last_timings)
         if kids:
             result.count(tree.depths[node], len(kids), index)
         if audit_top:

@@ -46,13 +46,43 @@ def budget_mass(
 
 def redistribute(residual, draft, tokens, budget_z, perm):
     """r [B, V]: proportional part min(Z q, R) off x, then the deficit filled in ``perm`` order."""
+    share, capacity, deficit = _proportional_part(residual, draft, tokens, budget_z)
+    return _fill(share, capacity, deficit, perm)
+
+
+def redistribute_prefix(residual, draft, tokens, budget_z, prefix):
+    """``redistribute`` when the deficit can be filled within ``prefix`` [M] (the first M entries of the
+    fill order): the same r [B, V] without touching the rest of the order, else None."""
+    share, capacity, deficit = _proportional_part(residual, draft, tokens, budget_z)
+    if bool((capacity[:, prefix].sum(-1) < deficit).any()):
+        return None
+    return _fill(share, capacity, deficit, prefix)
+
+
+def fill_prefix(draft_probs: torch.Tensor, size: int) -> torch.Tensor:
+    """The first >= ``size`` entries of ``fill_order(draft_probs, "decreasing_q")`` [M] (every token tied
+    with the size-th largest q included, ties in token order as the stable full sort puts them)."""
+    if size >= draft_probs.shape[-1]:
+        return fill_order(draft_probs, "decreasing_q")
+    threshold = draft_probs.topk(size).values[-1]
+    chosen = torch.nonzero(draft_probs >= threshold).squeeze(-1)  # [M], ascending ids
+    return chosen[torch.argsort(draft_probs[chosen], descending=True, stable=True)]
+
+
+def _proportional_part(residual, draft, tokens, budget_z):
+    """min(Z q, R) off the rejected token [B, V], the capacity left for the fill [B, V], deficit [B]."""
     rows = torch.arange(residual.shape[0], device=residual.device)
     share = torch.minimum(budget_z.unsqueeze(-1) * draft, residual)  # [B, V]
     share[rows, tokens] = 0
     deficit = (budget_z - share.sum(-1)).clamp_min(0)  # [B]
     capacity = residual - share
     capacity[rows, tokens] = 0
-    cap_sorted = capacity[:, perm]  # [B, V]
+    return share, capacity, deficit
+
+
+def _fill(share, capacity, deficit, perm):
+    """share + the deficit filled greedily in ``perm`` order, each token up to its capacity."""
+    cap_sorted = capacity[:, perm]  # [B, M]
     before = cap_sorted.cumsum(-1) - cap_sorted
     fill_sorted = torch.minimum(cap_sorted, (deficit.unsqueeze(-1) - before).clamp_min(0))
     fill = torch.zeros_like(share)

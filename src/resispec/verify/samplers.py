@@ -19,6 +19,10 @@ from .greedy import deterministic_step
 from .sequential import future_for, plan_step
 from .without_replacement import remove_tokens, sequoia_accepted, sequoia_next_residual
 
+# ResiSpec's fill order is needed only until the deficit is filled: a top-k prefix of this many tokens
+# (ties included) replaces the full sort of the vocabulary, with the full sort as the fallback
+FILL_PREFIX = 64
+
 
 class VerifyOutcome(NamedTuple):
     accepted_index: int | None
@@ -177,7 +181,7 @@ class ResiSpecVerifier(Verifier):
     def _verify(self, target, draft, candidates, generator):
         start = time.perf_counter()
         residual = target.unsqueeze(0)  # [1, V]
-        perm = None
+        perm = prefix = None  # the fill order (full sort) and its partial top-k prefix, built lazily
         for index, token in enumerate(candidates):
             if bool(uniform(target, generator) * draft[token] < residual[0, token]):
                 self._tick("proxy", start)
@@ -186,9 +190,15 @@ class ResiSpecVerifier(Verifier):
             tokens = torch.tensor([token], device=target.device)
             budget_z = resispec_steps.budget_mass(residual, draft, tokens, self.budget)
             start = self._tick("budgeting", start)
-            if perm is None:
-                perm = resispec_steps.fill_order(draft, self.order)
-            share = resispec_steps.redistribute(residual, draft, tokens, budget_z, perm)
+            share = None
+            if self.order == "decreasing_q":  # the deficit is almost always filled by the top-q tokens
+                if prefix is None:
+                    prefix = resispec_steps.fill_prefix(draft, FILL_PREFIX)
+                share = resispec_steps.redistribute_prefix(residual, draft, tokens, budget_z, prefix)
+            if share is None:
+                if perm is None:
+                    perm = resispec_steps.fill_order(draft, self.order)
+                share = resispec_steps.redistribute(residual, draft, tokens, budget_z, perm)
             start = self._tick("redistribution", start)
             residual = resispec_steps.proxy_residual(residual, tokens, budget_z, share)
             start = self._tick("proxy", start)

@@ -17,6 +17,7 @@ COMMANDS = {
     "validate-config": "resispec.workflow.steps.validate_config",
     "prepare-data": "resispec.workflow.steps.prepare_data",
     "prepare-model": "resispec.workflow.steps.prepare_model",
+    "profile-pair": "resispec.workflow.steps.profile_pair",
     "decode": "resispec.workflow.steps.decode",
     "exactness": "resispec.workflow.steps.exactness",
     "aggregate": "resispec.workflow.steps.aggregate",

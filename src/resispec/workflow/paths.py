@@ -16,6 +16,9 @@ class WorkflowPaths:
     def model(self, model: str = "{model}") -> str:
         return f"{self.results}/models/{model}/READY.json"
 
+    def profile(self, target: str = "{target}", draft: str = "{draft}") -> str:
+        return f"{self.results}/profiles/{target}/{draft}.json"
+
     def raw(self, run: str = "{run}") -> str:
         return f"{self.results}/raw/{run}.jsonl"
 

@@ -23,9 +23,10 @@ DRAWS = ("with_replacement", "without_replacement", "deterministic", "greedy")
 @dataclass
 class DraftTree:
     """A drafted tree: ``tokens`` long [N] (``tokens[0]`` is the root, the last committed token);
-    ``draft_probs`` float [N, V], the draft distribution each internal node's children were drawn from
-    (rows of leaves are unused); ``valid`` bool [N] (False for nodes that could not be drawn, e.g. more
-    children than tokens with non-zero draft mass without replacement, and their descendants)."""
+    ``draft_probs`` float [F, V], the draft distribution each node above the last level had its children
+    drawn from (nodes ``0..F-1`` in breadth-first order; last-level nodes have no row); ``valid`` bool
+    [N] (False for nodes that could not be drawn, e.g. more children than tokens with non-zero draft
+    mass without replacement, and their descendants)."""
 
     tree: Tree
     tokens: torch.Tensor

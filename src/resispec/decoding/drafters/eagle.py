@@ -24,10 +24,10 @@ from collections.abc import Callable, Sequence
 import torch
 
 from resispec.decoding.drafters.base import Drafter, DraftTree, process_logits
-from resispec.decoding.drafters.tree_drafting import TreeLayout, draft_levels
+from resispec.decoding.drafters.tree_drafting import draft_levels
 from resispec.decoding.kv_cache import cache_length, crop_to
+from resispec.decoding.layout import tree_layout
 from resispec.decoding.tree_attention import tree_mask, tree_position_ids
-from resispec.decoding.trees import Tree
 
 __all__ = ["EagleDrafter"]
 
@@ -51,20 +51,25 @@ class EagleDrafter(Drafter):
         self.head = head
         self._call = call or _default_call
         self._cache_factory = cache_factory
-        self._layouts: dict[Tree, TreeLayout] = {}
         self.reset()
 
     def reset(self) -> None:
         self.cache = (self._cache_factory or _default_cache)()
-        self._features: list[torch.Tensor] = []  # target features [n, H] of positions 0..L-2
+        self._tail: torch.Tensor | None = None  # target features [n, H] of positions tail_start..L-2
+        self._tail_start = 0  # features before it are already in the head's cache
         self._num_pairs: int | None = None
 
-    def _all_features(self) -> torch.Tensor:
-        if not self._features:
+    def _features(self, start: int, stop: int) -> torch.Tensor:
+        """Target features of positions start..stop-1 [stop - start, H]; forgets those before start."""
+        if self._tail is None:
             raise ValueError(
                 "target_features: the EAGLE drafter was given no target features (prompt too short?)"
             )
-        return torch.cat(self._features, dim=0)  # [L-1, H]
+        available = self._tail_start + len(self._tail)
+        if available != stop:
+            raise ValueError(f"target_features: have {available} positions, need {stop}")
+        self._tail, self._tail_start = self._tail[start - self._tail_start :], start
+        return self._tail
 
     def _run(self, tokens, features, positions, mask):
         out_features, logits = self._call(
@@ -76,17 +81,11 @@ class EagleDrafter(Drafter):
     def propose(self, committed_ids, tree, *, draws, temperature, generator) -> DraftTree:
         num_pairs = len(committed_ids) - 1  # pairs (f_i, x_{i+1}) for i = 0..L-2
         start = cache_length(self.cache)
-        features = self._all_features()
-        if len(features) != num_pairs:
-            raise ValueError(f"target_features: have {len(features)} positions, need {num_pairs}")
+        features = self._features(start, num_pairs)  # [m, H]
         positions = torch.arange(start, num_pairs, device=committed_ids.device)[None]  # [1, m]
-        root_features, root_logits = self._run(
-            committed_ids[start + 1 :], features[start:num_pairs], positions, None
-        )
-        if tree not in self._layouts:
-            self._layouts[tree] = TreeLayout(tree, committed_ids.device)
-        layout = self._layouts[tree]
-        node_features = root_features.new_zeros(tree.num_nodes, root_features.shape[-1])  # [N, H]
+        root_features, root_logits = self._run(committed_ids[start + 1 :], features, positions, None)
+        layout = tree_layout(tree, committed_ids.device)
+        node_features = root_features.new_empty(tree.num_nodes, root_features.shape[-1])  # [N, H]
         node_features[0] = root_features[-1]
 
         def forward_level(nodes: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
@@ -111,7 +110,8 @@ class EagleDrafter(Drafter):
     def update(self, committed_ids, accepted_nodes: Sequence[int], target_features=None) -> None:
         if target_features is None:
             raise ValueError("target_features: the EAGLE drafter needs the target's hidden states")
-        self._features.append(target_features.detach())
+        features = target_features.detach()  # [n, H]
+        self._tail = features if self._tail is None else torch.cat([self._tail, features])
         if self._num_pairs is not None:
             crop_to(self.cache, self._num_pairs)  # re-feed accepted tokens with true features
             self._num_pairs = None

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 import torch
 
 from resispec.decoding.drafters.base import Drafter, DraftTree, process_logits
-from resispec.decoding.drafters.tree_drafting import TreeLayout, draft_levels
+from resispec.decoding.drafters.tree_drafting import draft_levels
 from resispec.decoding.kv_cache import cache_length, keep_positions
+from resispec.decoding.layout import tree_layout
 from resispec.decoding.tree_attention import model_dtype, tree_mask, tree_position_ids
-from resispec.decoding.trees import Tree
 
 __all__ = ["ModelDrafter"]
 
@@ -24,7 +24,6 @@ class ModelDrafter(Drafter):
 
     def __init__(self, model: torch.nn.Module) -> None:
         self.model = model
-        self._layouts: dict[Tree, TreeLayout] = {}
         self.reset()
 
     def reset(self) -> None:
@@ -34,11 +33,6 @@ class ModelDrafter(Drafter):
         self._prefix_len: int | None = None  # committed length at the last proposal
         self._forwarded = 0
 
-    def _layout(self, tree: Tree, device: torch.device) -> TreeLayout:
-        if tree not in self._layouts:
-            self._layouts[tree] = TreeLayout(tree, device)
-        return self._layouts[tree]
-
     @torch.no_grad()
     def propose(self, committed_ids, tree, *, draws, temperature, generator) -> DraftTree:
         pending = committed_ids[cache_length(self.cache) :]  # [m >= 1], ends with the root
@@ -47,7 +41,7 @@ class ModelDrafter(Drafter):
         out = self.model(input_ids=pending[None], cache=self.cache, use_cache=True, logits_to_keep=1)
         root_probs = process_logits(out.logits[0, -1], temperature)  # [V]
         prefix_len = len(committed_ids)
-        layout = self._layout(tree, committed_ids.device)
+        layout = tree_layout(tree, committed_ids.device)
         dtype = model_dtype(self.model)
 
         def forward_level(nodes: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:

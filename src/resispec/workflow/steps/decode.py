@@ -23,6 +23,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--prompts", required=True, help="prompts JSONL of the run's dataset")
     parser.add_argument("--target", required=True, help="READY.json of the target model")
     parser.add_argument("--draft", required=True, help="READY.json of the draft model or EAGLE head")
+    parser.add_argument("--profile", help="pair profile JSON (runs with sequoia or auto trees)")
     parser.add_argument("--records", required=True, help="output raw records JSONL")
     parser.add_argument("--audit", required=True, help="output audit file (.pt)")
     parser.add_argument(
@@ -58,7 +59,7 @@ def run(args) -> int:
     set_threads(args.threads)
     job, settings = args.job, args.settings
     prompts = read_prompts(args.prompts)[: job["num_prompts"]]
-    session = DecodeSession.open(job, settings, model_dir(args.target), model_dir(args.draft))
+    session = DecodeSession.open(job, settings, model_dir(args.target), model_dir(args.draft), args.profile)
     files = RunFiles(args.records, args.audit)
     done = files.done()
     todo = [(m, p) for m in job["methods"] for p in prompts if (m, p["prompt_id"]) not in done]

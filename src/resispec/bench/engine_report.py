@@ -1,0 +1,81 @@
+"""Rows and the printed table of the engine benchmark: paired speedups and where the step time goes."""
+
+from __future__ import annotations
+
+from resispec.bench.paired import paired_ratio
+
+# The testbed's goals (issue 13): the best exact engine configuration against the baselines at T = 1
+GOALS = {"autoregressive": 1.5, "hf_assisted": 1.2}
+EXACT = ("specinfer", "sequoia", "ers", "optimal", "deterministic")
+
+
+def _per_prompt(timed_config):
+    """Per prompt sums over repeats: tokens, seconds, forwards, split [3]."""
+    out = []
+    for repeats in timed_config:
+        tokens, seconds = sum(t.tokens for t in repeats), sum(t.seconds for t in repeats)
+        split = [sum(t.split[i] for t in repeats) for i in range(3)]
+        out.append((tokens, seconds, sum(t.forwards for t in repeats), split))
+    return out
+
+
+def summarise(configs, timed, *, seed: int = 0) -> list[dict]:
+    """One row per configuration with tokens/s, paired speedups over each baseline and time shares."""
+    prompts = {i: _per_prompt(timed[i]) for i in timed}
+    baselines = {configs[i][0]: i for i in timed if configs[i][0] != "engine"}
+    rows = []
+    for index, (system, tree, method, _) in enumerate(configs):
+        data = prompts[index]
+        tokens, seconds = [d[0] for d in data], [d[1] for d in data]
+        row = {
+            "system": system,
+            "tree": tree,
+            "method": method,
+            "tokens": sum(tokens),
+            "seconds": sum(seconds),
+        }
+        row["tokens_per_s"] = sum(tokens) / max(sum(seconds), 1e-12)
+        row["accepted_length"] = sum(tokens) / max(sum(d[2] for d in data), 1)
+        for name, base in baselines.items():
+            ref = prompts[base]
+            ratio = paired_ratio(tokens, seconds, [d[0] for d in ref], [d[1] for d in ref], seed=seed)
+            row[f"x_{name}"], row[f"x_{name}_ci"] = ratio.value, [ratio.low, ratio.high]
+        if system == "engine":
+            split = [sum(d[3][i] for d in data) / row["seconds"] for i in range(3)]
+            row["share"] = {
+                "draft": split[0],
+                "target": split[1],
+                "verify": split[2],
+                "bookkeeping": 1 - sum(split),
+            }
+        rows.append(row)
+    return rows
+
+
+def print_rows(rows: list[dict]) -> None:
+    bases = [name for name in GOALS if f"x_{name}" in rows[0]]
+    head = f"{'system':<15}{'tree':<13}{'method':<11}{'tok/s':>8}{'acc.len':>8}"
+    head += "".join(f"{'x ' + ('AR' if b == 'autoregressive' else 'HF-asst'):>22}" for b in bases)
+    print(head + "   share draft/target/verify/book")
+    for r in rows:
+        line = f"{r['system']:<15}{r['tree']:<13}{r['method']:<11}"
+        line += f"{r['tokens_per_s']:>8.2f}{r['accepted_length']:>8.2f}"
+        for b in bases:
+            low, high = r[f"x_{b}_ci"]
+            line += f"{r[f'x_{b}']:>8.2f} [{low:5.2f},{high:5.2f}]"
+        if "share" in r:
+            line += "   " + "/".join(
+                f"{100 * r['share'][k]:.0f}" for k in ("draft", "target", "verify", "bookkeeping")
+            )
+        print(line)
+    engine = [r for r in rows if r["system"] == "engine" and r["method"] in EXACT]
+    if engine:
+        best = max(engine, key=lambda r: r["tokens_per_s"])
+        for b in bases:
+            low, high = best[f"x_{b}_ci"]
+            verdict = (
+                "met" if low >= GOALS[b] else ("missed" if high < GOALS[b] else "not decided by this run")
+            )
+            name = f"{best['tree']}, {best['method']}"
+            ratio = f"{best[f'x_{b}']:.2f}x {b} [{low:.2f}, {high:.2f}]"
+            print(f"best exact engine configuration ({name}): {ratio}; goal >= {GOALS[b]}x: {verdict}")

@@ -1,0 +1,50 @@
+"""Tensors derived from a tree on a device, built once per (tree, device) and shared by the target's
+verification forward and the drafters (an engine run reuses them for every prompt and step)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import torch
+
+from resispec.decoding.trees import Tree
+
+__all__ = ["TreeLayout", "tree_layout"]
+
+
+class TreeLayout:
+    """Ancestor matrix, depths, parents and levels of ``tree`` on ``device``.
+
+    Nodes are in breadth-first order, so every level is a contiguous range of node ids
+    (``level_bounds[d] = (first, last + 1)``); ``forwarded`` is the number of nodes above the last level
+    (nodes ``0..forwarded-1``: the ones whose draft distribution is computed).
+    """
+
+    def __init__(self, tree: Tree, device: torch.device) -> None:
+        self.tree = tree
+        self.ancestors = tree.ancestor_matrix(device)  # [N, N] bool
+        self.depths = torch.tensor(tree.depths, device=device)  # [N]
+        self.levels = [torch.tensor(level, device=device) for level in tree.levels()]
+        self.level_bounds = [(level[0], level[-1] + 1) for level in tree.levels()]
+        self.parents = torch.tensor(tree.parents, device=device).clamp(min=0)  # [N]
+        counts = [len(kids) for kids in tree.children]
+        self.branch_per_level = [max(counts[n] for n in level) for level in tree.levels()]
+        self.forwarded = self.level_bounds[-1][0] if tree.depth > 1 else 1
+        self.children_index = [None] + [self._children_index(tree, d) for d in range(1, tree.depth)]
+
+    def _children_index(self, tree: Tree, depth: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Nodes of level ``depth`` [C], their parent's row within the previous level [C] and their
+        sibling position [C]: node ``kids[i]`` is the ``slots[i]``-th child drawn for row ``rows[i]``."""
+        first, stop = self.level_bounds[depth]
+        kids = list(range(first, stop))
+        parent_first = self.level_bounds[depth - 1][0]
+        rows = [tree.parents[kid] - parent_first for kid in kids]
+        slots = [tree.sibling_index[kid] for kid in kids]
+        device = self.depths.device
+        return tuple(torch.tensor(v, dtype=torch.long, device=device) for v in (kids, rows, slots))
+
+
+@lru_cache(maxsize=64)
+def tree_layout(tree: Tree, device: torch.device) -> TreeLayout:
+    """The (cached) layout of ``tree`` on ``device``."""
+    return TreeLayout(tree, torch.device(device))

@@ -1,0 +1,28 @@
+# Stage 3a: the pair profile, once per (target, draft) on the configured device, for the runs whose
+# trees depend on it (sequoiaNxD, auto): positional acceptance per temperature and verifier on held-out
+# contexts, and the cost profile (target forward vs tree nodes, proposal cost vs tree shape).
+
+
+rule profile_pair:
+    input:
+        target=PATHS.model("{target}"),
+        draft=PATHS.model("{draft}"),
+    output:
+        profile=PATHS.profile(),
+    log:
+        PATHS.log("profile_pair", "{target}/{draft}"),
+    benchmark:
+        PATHS.benchmark("profile_pair", "{target}/{draft}")
+    conda:
+        "../../environment.yml"
+    threads: config["threads"]
+    resources:
+        mem_mb=config["resources"]["mem_mb"],
+        runtime=config["resources"]["runtime"],
+    params:
+        temperatures=lambda wildcards: pair_needs(wildcards)["temperatures"],
+        methods=lambda wildcards: pair_needs(wildcards)["methods"],
+        profile_settings=json.dumps(config["profile"], sort_keys=True),
+        settings=settings_json(),
+    script:
+        "../scripts/profile_pair.py"
