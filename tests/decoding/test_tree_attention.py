@@ -1,5 +1,6 @@
 """One tree forward on a cached prefix gives the same logits as running each root-to-node path alone."""
 
+import pytest
 import torch
 from transformers import DynamicCache
 
@@ -56,3 +57,16 @@ def test_crop_path_for_contiguous_prefix(target_model):
     cached = target_model(input_ids=torch.tensor([[9]]), cache=cache).logits[0, -1]
     full = target_model(input_ids=torch.tensor([[0, 1, 2, 3, 9]])).logits[0, -1]
     torch.testing.assert_close(cached, full, atol=1e-4, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bool])
+def test_prefix_mask_equals_tree_mask_for_every_prefix_length(dtype):
+    """The per-run mask buffer gives exactly tree_mask's mask, also after it grows."""
+    from resispec.decoding.tree_attention import PrefixMask
+
+    tree = trees.complete(3, 2)
+    ancestors = tree.ancestor_matrix()
+    queries, cached = torch.tensor([3, 4, 5, 6]), torch.tensor([1, 2])
+    mask = PrefixMask(ancestors, queries, cached, dtype, capacity=4)
+    for prefix_len in (0, 3, 4, 9, 40):
+        assert torch.equal(mask(prefix_len), tree_mask(ancestors, queries, cached, prefix_len, dtype))

@@ -7,6 +7,7 @@ from functools import lru_cache
 
 import torch
 
+from resispec.decoding.tree_attention import PrefixMask
 from resispec.decoding.trees import Tree
 
 __all__ = ["TreeLayout", "tree_layout"]
@@ -31,6 +32,23 @@ class TreeLayout:
         self.branch_per_level = [max(counts[n] for n in level) for level in tree.levels()]
         self.forwarded = self.level_bounds[-1][0] if tree.depth > 1 else 1
         self.children_index = [None] + [self._children_index(tree, d) for d in range(1, tree.depth)]
+        self._masks: dict[tuple[int, torch.dtype], PrefixMask] = {}
+
+    def mask(self, level: int | None, dtype: torch.dtype) -> PrefixMask:
+        """The (cached) attention mask of a forward over level ``level``'s nodes on top of the prefix
+        and the earlier drafted nodes (drafters), or over every node (``level=None``: the target)."""
+        key = (-1 if level is None else level, dtype)
+        if key not in self._masks:
+            if level is None:
+                queries, cached = (
+                    torch.arange(self.tree.num_nodes, device=self.depths.device),
+                    self.levels[0][:0],
+                )
+            else:
+                first = self.level_bounds[level][0]
+                queries, cached = self.levels[level], torch.arange(1, first, device=self.depths.device)
+            self._masks[key] = PrefixMask(self.ancestors, queries, cached, dtype)
+        return self._masks[key]
 
     def _children_index(self, tree: Tree, depth: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Nodes of level ``depth`` [C], their parent's row within the previous level [C] and their

@@ -14,7 +14,7 @@ import torch
 from resispec.decoding.drafters import process_logits
 from resispec.decoding.kv_cache import cache_length, keep_positions
 from resispec.decoding.layout import TreeLayout, tree_layout
-from resispec.decoding.tree_attention import model_dtype, tree_mask
+from resispec.decoding.tree_attention import model_dtype
 from resispec.decoding.trees import Tree
 
 # How closely output_embeddings(last hidden state) must reproduce the model's own logits for the lazy
@@ -100,8 +100,7 @@ class TargetModel:
     def verify_forward(self, tokens: torch.Tensor) -> tuple[NodeProbs, torch.Tensor | None]:
         """One forward over the tree nodes tokens [N]; returns node probabilities and features [N, H]."""
         prefix_len = cache_length(self.cache)
-        nodes = torch.arange(len(tokens), device=tokens.device)
-        mask = tree_mask(self.layout.ancestors, nodes, nodes[:0], prefix_len, self.dtype)  # [1, 1, N, P + N]
+        mask = self.layout.mask(None, self.dtype)(prefix_len)  # [1, 1, N, P + N]
         out = self.model(
             input_ids=tokens[None],
             attention_mask=mask,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["tree_mask", "tree_position_ids", "model_dtype", "model_device"]
+__all__ = ["PrefixMask", "tree_mask", "tree_position_ids", "model_dtype", "model_device"]
 
 
 def tree_mask(
@@ -36,6 +36,30 @@ def tree_mask(
     mask = torch.zeros(allowed.shape, dtype=dtype, device=device)
     mask.masked_fill_(~allowed, torch.finfo(dtype).min)
     return mask[None, None]
+
+
+class PrefixMask:
+    """``tree_mask`` for fixed query and key nodes on a prefix of any length, built once: one buffer
+    [Q, capacity + K + Q] whose prefix columns attend, sliced per call (a view, no per-step construction);
+    the buffer doubles when a longer prefix comes."""
+
+    def __init__(self, ancestors: torch.Tensor, query_nodes: torch.Tensor, key_nodes: torch.Tensor,
+                 dtype: torch.dtype, capacity: int = 256) -> None:  # fmt: skip
+        self.tree_part = tree_mask(ancestors, query_nodes, key_nodes, 0, dtype)[0, 0]  # [Q, K + Q]
+        self.capacity, self.buffer = 0, None
+        self._grow(capacity)
+
+    def _grow(self, capacity: int) -> None:
+        queries, tree_keys = self.tree_part.shape
+        fill = True if self.tree_part.dtype == torch.bool else 0.0
+        prefix = self.tree_part.new_full((queries, capacity), fill)
+        self.capacity, self.buffer = capacity, torch.cat([prefix, self.tree_part], dim=1)
+
+    def __call__(self, prefix_len: int) -> torch.Tensor:
+        """The mask [1, 1, Q, prefix_len + K + Q]."""
+        if prefix_len > self.capacity:
+            self._grow(max(2 * self.capacity, prefix_len))
+        return self.buffer[:, self.capacity - prefix_len :][None, None]
 
 
 def tree_position_ids(depths: torch.Tensor, query_nodes: torch.Tensor, root_position: int) -> torch.Tensor:

@@ -27,7 +27,7 @@ from resispec.decoding.drafters.base import Drafter, DraftTree, process_logits
 from resispec.decoding.drafters.tree_drafting import draft_levels
 from resispec.decoding.kv_cache import cache_length, crop_to
 from resispec.decoding.layout import tree_layout
-from resispec.decoding.tree_attention import tree_mask, tree_position_ids
+from resispec.decoding.tree_attention import tree_position_ids
 
 __all__ = ["EagleDrafter"]
 
@@ -88,9 +88,8 @@ class EagleDrafter(Drafter):
         node_features = root_features.new_empty(tree.num_nodes, root_features.shape[-1])  # [N, H]
         node_features[0] = root_features[-1]
 
-        def forward_level(nodes: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
-            cached_nodes = torch.arange(1, int(nodes[0]), device=nodes.device)
-            mask = tree_mask(layout.ancestors, nodes, cached_nodes, num_pairs, torch.bool)
+        def forward_level(depth: int, nodes: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+            mask = layout.mask(depth, torch.bool)(num_pairs)  # pairs + drafted nodes in cache + level
             pos = tree_position_ids(layout.depths, nodes, num_pairs - 1)
             feats, logits = self._run(tokens, node_features[layout.parents[nodes]], pos, mask)
             node_features[nodes] = feats

@@ -10,7 +10,7 @@ from resispec.decoding.drafters.base import Drafter, DraftTree, process_logits
 from resispec.decoding.drafters.tree_drafting import draft_levels
 from resispec.decoding.kv_cache import cache_length, keep_positions
 from resispec.decoding.layout import tree_layout
-from resispec.decoding.tree_attention import model_dtype, tree_mask, tree_position_ids
+from resispec.decoding.tree_attention import model_dtype, tree_position_ids
 
 __all__ = ["ModelDrafter"]
 
@@ -44,9 +44,8 @@ class ModelDrafter(Drafter):
         layout = tree_layout(tree, committed_ids.device)
         dtype = model_dtype(self.model)
 
-        def forward_level(nodes: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
-            cached_nodes = torch.arange(1, int(nodes[0]), device=nodes.device)  # drafted nodes in cache
-            mask = tree_mask(layout.ancestors, nodes, cached_nodes, prefix_len, dtype)
+        def forward_level(depth: int, nodes: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+            mask = layout.mask(depth, dtype)(prefix_len)  # prefix + drafted nodes in cache + this level
             positions = tree_position_ids(layout.depths, nodes, prefix_len - 1)
             logits = self.model(
                 input_ids=tokens[None], attention_mask=mask, position_ids=positions, cache=self.cache

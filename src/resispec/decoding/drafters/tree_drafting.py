@@ -16,15 +16,16 @@ def draft_levels(
     layout: TreeLayout,
     root_token: int,
     root_probs: torch.Tensor,
-    forward_level: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    forward_level: Callable[[int, torch.Tensor, torch.Tensor], torch.Tensor],
     *,
     draws: str,
     generator: torch.Generator,
 ) -> tuple[DraftTree, int]:
     """Expand the tree level by level.
 
-    root_probs: [V] draft distribution at the root; ``forward_level(nodes [Q], tokens [Q]) -> probs [Q, V]``
-    runs the drafter on one level (nodes in BFS order, all earlier levels already in its cache).
+    root_probs: [V] draft distribution at the root; ``forward_level(depth, nodes [Q], tokens [Q]) ->
+    probs [Q, V]`` runs the drafter on level ``depth`` (nodes in BFS order, all earlier levels already in
+    its cache).
     Returns the draft and the number of forwarded nodes (root included: nodes ``0..F-1``, every node
     above the last level); ``draft_probs`` holds their rows only ([F, V], no zero-filled leaf rows).
     """
@@ -45,5 +46,5 @@ def draft_levels(
         if depth < tree.depth - 1:
             level_first, level_stop = layout.level_bounds[depth]
             level = layout.levels[depth]
-            probs[level_first:level_stop] = forward_level(level, tokens[level])
+            probs[level_first:level_stop] = forward_level(depth, level, tokens[level])
     return DraftTree(tree=tree, tokens=tokens, draft_probs=probs, valid=valid), layout.forwarded
