@@ -13,10 +13,11 @@ def position_acceptance(target, draft, contexts, *, k: int = 8, temperature: flo
     from resispec.verify import get_verifier
 
     verifier = get_verifier("sequoia")
-    generator = torch.Generator().manual_seed(seed)
-    tried, accepted = torch.zeros(k), torch.zeros(k)
+    device = next(target.parameters()).device
+    generator = torch.Generator(device=device).manual_seed(seed)  # on the models' device, as the sampler's
+    tried, accepted = torch.zeros(k, device=device), torch.zeros(k, device=device)
     for ids in contexts:
-        ids = ids.to(next(target.parameters()).device)
+        ids = ids.to(device)
         target_probs = process_logits(target(ids[None]).logits[0], temperature)  # [S, V]
         draft_probs = process_logits(draft(ids[None]).logits[0], temperature)  # [S, V]
         candidates, valid = draw_children(draft_probs, k, verifier.draws, generator)  # [S, k], [S, k]
