@@ -43,7 +43,7 @@ class DecodeSession:
         device, dtype = settings.get("device", "cpu"), settings.get("dtype", "float32")
         target = load_model(target_dir, device=device, dtype=dtype)
         draft, ready = load_drafter(draft_dir, target, device=device, dtype=dtype)
-        tree = resolve(job["tree"], ready.get("position_acceptance"))
+        tree = resolve(job["tree"], pair_acceptance(job, settings, ready, target, draft, target_dir))
         log.info("tree %s: %d nodes; device %s, dtype %s", job["tree"], tree.num_nodes, device, dtype)
         return cls(job, settings, target, draft, tree)
 
@@ -58,7 +58,7 @@ class DecodeSession:
         output = generate(
             self.target_model,
             self.draft,
-            torch.tensor(prompt["input_ids"], dtype=torch.long),
+            torch.tensor(prompt["input_ids"], dtype=torch.long, device=device),
             method=method,
             tree=self.tree,
             temperature=float(job["temperature"]),
@@ -70,6 +70,27 @@ class DecodeSession:
         record = output.to_record(prompt_id=prompt["prompt_id"], method=method, seed=seed, **meta)
         record["shaping_time_s"] = _shaping_times(output.steps)
         return record, [node for step in output.steps for node in step.audit][:nodes]
+
+
+def pair_acceptance(job: dict, settings: dict, ready: dict, target, draft, target_dir: Path) -> list | None:
+    """The draft's positional acceptance vector against the job's target, for trees that need one
+    (Sequoia's): the one its READY.json measured when the draft was trained on this target, else
+    measured now on held-out text (a hub draft such as JackFram/llama-68m comes without one)."""
+    from resispec.decoding.profile import position_acceptance
+    from resispec.decoding.tree_specs import needs_acceptance
+    from resispec.models.preparation import heldout_contexts, training_texts
+
+    measured = ready.get("position_acceptance")
+    if not needs_acceptance(job["tree"]) or (measured and ready.get("teacher") == job["target"]):
+        return measured
+    if not isinstance(draft, torch.nn.Module):
+        raise ValueError(
+            f"tree {job['tree']!r} needs a draft model's acceptance vector; {job['draft']!r} is not one"
+        )
+    contexts = heldout_contexts(target_dir, training_texts(settings.get("data", {})))
+    temperature = float(job["temperature"]) or 1.0
+    log.info("measuring %s's acceptance vector against %s (T=%g)", job["draft"], job["target"], temperature)
+    return position_acceptance(target, draft, contexts, temperature=temperature)
 
 
 def _shaping_times(steps) -> dict[str, float]:

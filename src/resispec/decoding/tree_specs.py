@@ -25,6 +25,11 @@ def chains(num_chains: int, levels: int) -> trees.Tree:
     return trees.from_paths(sorted(paths, key=len), name=f"k{num_chains}d{levels}")
 
 
+def needs_acceptance(spec: str) -> bool:
+    """True for specs whose tree is built from the draft's acceptance vector (sequoiaNxD)."""
+    return re.fullmatch(r"sequoia\d+x\d+", spec.strip().lower()) is not None
+
+
 def resolve(spec: str, acceptance: Sequence[float] | None = None) -> trees.Tree:
     """A Tree for any sheet spec; sequoia specs need the draft's acceptance vector."""
     text = spec.strip().lower()
