@@ -13,9 +13,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--threads", type=int, help="ignored (workflow bridge)")
     parser.add_argument("--plan", action="store_true", help="print the GPU plan of --configfile instead")
     parser.add_argument("--configfile", nargs="+", default=["config/paper.yaml"], help="config(s) for --plan")
-    parser.add_argument(
-        "--gpu", default="a100-40gb", help="GPU of the plan (a100-40gb, a100-80gb, h100-80gb, ...)"
-    )
+    from resispec.workflow.plan import GPUS  # no heavy imports: `--help` stays fast
+
+    parser.add_argument("--gpu", default="a100-40gb", choices=sorted(GPUS), help="GPU of the plan")
 
 
 def collect() -> dict:
@@ -49,8 +49,6 @@ def print_plan(args) -> int:
     from resispec.workflow.plan import GPUS, format_plan, plan
     from resispec.workflow.sheets import expand_jobs, group_runs
 
-    if args.gpu not in GPUS:
-        raise ValueError(f"--gpu {args.gpu!r}: unknown; known: {sorted(GPUS)}")
     config = load_configs(args.configfile)
     print(format_plan(plan(config, GPUS[args.gpu], group_runs(expand_jobs(config))), GPUS[args.gpu]))
     return 0
