@@ -71,7 +71,8 @@ def rehearsal(tmp_path_factory):
         "--configfile",
         "config/paper.yaml",
     ]
-    subprocess.run(build, cwd=directory, env=env, check=True, capture_output=True, timeout=600)
+    built = subprocess.run(build, cwd=directory, env=env, capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr[-4000:]
     log = run_snakemake(["--cores", "2", *CONFIGS], directory, env, 3600, "rehearsal.log")
     return directory, home, log
 
