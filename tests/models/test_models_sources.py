@@ -36,10 +36,11 @@ def test_hf_source_with_fake_snapshot(monkeypatch, tmp_path, tiny_target):
 
     calls = []
 
-    def fake_snapshot_download(repo_id, revision=None, local_dir=None):
+    def fake_snapshot_download(repo_id, revision=None):
         calls.append((repo_id, revision))
-        shutil.copytree(tiny_target, local_dir, dirs_exist_ok=True)
-        return local_dir
+        snapshot = tmp_path / "cache" / repo_id / "snapshots" / str(revision)
+        shutil.copytree(tiny_target, snapshot, dirs_exist_ok=True)
+        return str(snapshot)
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot_download)
     dest = sources.materialize("hf:owner/tiny@abc123", tmp_path / "m")
@@ -57,7 +58,7 @@ def test_hf_download_failure_names_both_fixes(monkeypatch, tmp_path):
         raise OSError("offline")
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", offline)
-    with pytest.raises(RuntimeError, match="network.*local:DIR"):
+    with pytest.raises(RuntimeError, match="network.*HF_HUB_OFFLINE=1.*local:DIR"):
         sources.materialize("hf:owner/name", tmp_path / "m")
     assert not sources.is_complete(tmp_path / "m")
 

@@ -33,6 +33,12 @@ def model_spec(name):
     return json.dumps(config["models"][name], sort_keys=True)
 
 
+def rule_resource(rule, key):
+    """resources.rules.RULE.KEY of the config, else resources.KEY (sized by `resispec info --plan`)."""
+    value = config["resources"]["rules"][rule][key]
+    return config["resources"][key] if value is None else value
+
+
 def settings_json():
     keys = ("device", "dtype", "threads", "seed", "data", "audit", "testing")
     return json.dumps({key: config[key] for key in keys}, sort_keys=True)

@@ -17,8 +17,8 @@ rule decode:
         "../../environment.yml"
     threads: config["threads"]
     resources:
-        mem_mb=config["resources"]["mem_mb"],
-        runtime=config["resources"]["runtime"],
+        mem_mb=rule_resource("decode", "mem_mb"),
+        runtime=rule_resource("decode", "runtime"),
     params:
         job=run_json,
         settings=settings_json(),

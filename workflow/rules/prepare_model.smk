@@ -15,8 +15,8 @@ rule prepare_model:
         "../../environment.yml"
     threads: config["threads"]
     resources:
-        mem_mb=config["resources"]["mem_mb"],
-        runtime=config["resources"]["runtime"],
+        mem_mb=rule_resource("prepare_model", "mem_mb"),
+        runtime=rule_resource("prepare_model", "runtime"),
     params:
         model="{model}",
         spec=lambda wildcards: model_spec(wildcards.model),

@@ -114,7 +114,7 @@ def generate(
     sync(device)
     wall = time.perf_counter() - start
     return GenerateOutput(
-        torch.tensor(new_tokens, dtype=torch.long), steps, wall_s=wall, prompt_len=len(prompt)
+        torch.tensor(new_tokens, dtype=torch.long, device=device), steps, wall_s=wall, prompt_len=len(prompt)
     )
 
 

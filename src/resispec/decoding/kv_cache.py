@@ -36,7 +36,7 @@ def keep_positions(cache, keep: torch.Tensor) -> None:
     keep = keep.to(torch.long)
     if len(keep) and int(keep.max()) >= total:
         raise ValueError(f"keep: position {int(keep.max())} is beyond the cache length {total}")
-    if torch.equal(keep.cpu(), torch.arange(len(keep))):
+    if torch.equal(keep, torch.arange(len(keep), device=keep.device)):
         if len(keep) < total:
             cache.crop(len(keep) - total)  # transformers 5: negative = tokens to remove
         return

@@ -56,7 +56,7 @@ def acceptance_vector(
 
     verifier = get_verifier(method, validate=False)
     generator = torch.Generator(device=distributions[0][0].device).manual_seed(seed)
-    accepted, nodes = torch.zeros(k, dtype=torch.float64), 0
+    accepted, nodes = [0] * k, 0  # counts per sibling position (host integers: no device traffic)
     for target_probs, draft_probs in distributions:
         candidates, valid = draw_children(draft_probs, k, verifier.draws, generator)  # [S, k], [S, k]
         for position in range(target_probs.shape[0]):
@@ -65,7 +65,7 @@ def acceptance_vector(
             nodes += 1
             if outcome.accepted_index is not None:
                 accepted[outcome.accepted_index] += 1
-    return (accepted / max(nodes, 1)).tolist()
+    return [count / max(nodes, 1) for count in accepted]
 
 
 @torch.no_grad()

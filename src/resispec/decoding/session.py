@@ -66,7 +66,7 @@ class DecodeSession:
         output = generate(
             self.target_model,
             self.draft,
-            torch.tensor(prompt["input_ids"], dtype=torch.long),
+            torch.tensor(prompt["input_ids"], dtype=torch.long, device=device),
             method=method,
             tree=self.tree,
             temperature=float(job["temperature"]),

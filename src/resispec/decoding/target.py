@@ -120,7 +120,9 @@ class TargetModel:
     def keep_path(self, path: list[int], prefix_len: int) -> None:
         """Cut the cache to the committed prefix + root + accepted nodes."""
         slots = [prefix_len + n for n in [0, *path]]
-        keep_positions(self.cache, torch.cat([torch.arange(prefix_len), torch.tensor(slots)]))
+        device = self.layout.depths.device  # the cache's: one index tensor for all layers, no per-layer copy
+        keep = torch.cat([torch.arange(prefix_len, device=device), torch.tensor(slots, device=device)])
+        keep_positions(self.cache, keep)
 
 
 def new_target(model, tree: Tree, device, want_features: bool, temperature: float) -> TargetModel:

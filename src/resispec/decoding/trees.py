@@ -86,12 +86,12 @@ class Tree:
     def ancestor_matrix(self, device: torch.device | str | None = None) -> torch.Tensor:
         """Bool [N, N]: ``m[i, j]`` is True when j is i itself or an ancestor of i."""
         n = self.num_nodes
-        m = torch.zeros(n, n, dtype=torch.bool)
+        rows = [[False] * n for _ in range(n)]  # built in Python, then one tensor on `device`
         for node in range(n):
             if node > 0:
-                m[node] = m[self.parents[node]]
-            m[node, node] = True
-        return m.to(device) if device is not None else m
+                rows[node] = list(rows[self.parents[node]])
+            rows[node][node] = True
+        return torch.tensor(rows, dtype=torch.bool, device=device)
 
     def path_to(self, node: int) -> list[int]:
         """Node ids from the root to ``node`` inclusive."""

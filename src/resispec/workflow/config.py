@@ -79,3 +79,29 @@ def load_config(path: str | Path) -> dict[str, Any]:
     if not isinstance(raw, Mapping):
         raise ConfigError(f"config file {path} must hold a mapping, not {type(raw).__name__}")
     return validate_config(raw)
+
+
+def merge_configs(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:
+    """`overlay` on top of `base`, nested mappings merged key by key (as Snakemake merges configfiles)."""
+    merged = copy.deepcopy(dict(base))
+    for key, value in overlay.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = merge_configs(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def load_configs(paths: list[str | Path]) -> dict[str, Any]:
+    """Several YAML config files merged in order (later ones win), then validated: what
+    `snakemake --configfile A --configfile B` sees on top of the Snakefile's own configfile."""
+    merged: dict[str, Any] = {}
+    for path in paths:
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"config file not found: {path}")
+        raw = yaml.safe_load(path.read_text()) or {}
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"config file {path} must hold a mapping, not {type(raw).__name__}")
+        merged = merge_configs(merged, raw)
+    return validate_config(merged)

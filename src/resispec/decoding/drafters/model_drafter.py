@@ -62,8 +62,12 @@ class ModelDrafter(Drafter):
         if self._prefix_len is None:
             return
         in_cache = [self._prefix_len + n - 1 for n in accepted_nodes if 0 < n < self._forwarded]
+        device = committed_ids.device
         keep = torch.cat(
-            [torch.arange(self._prefix_len), torch.tensor(in_cache, dtype=torch.long)]
+            [
+                torch.arange(self._prefix_len, device=device),
+                torch.tensor(in_cache, dtype=torch.long, device=device),
+            ]
         )  # cache slots of the committed prefix + the forwarded accepted nodes
         keep_positions(self.cache, keep)
         self._prefix_len = None

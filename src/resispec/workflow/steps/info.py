@@ -1,4 +1,5 @@
-"""`resispec info`: versions, hardware and the devices torch can see."""
+"""`resispec info`: versions, hardware and the devices torch can see; with `--plan`, the GPU plan of a
+config before submission (`resispec.workflow.plan`: memory and time per model job, recommended resources)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,11 @@ HELP = "print package versions, hardware and available devices (JSON)"
 def add_arguments(parser) -> None:
     parser.add_argument("--out", help="also write the JSON to this file")
     parser.add_argument("--threads", type=int, help="ignored (workflow bridge)")
+    parser.add_argument("--plan", action="store_true", help="print the GPU plan of --configfile instead")
+    parser.add_argument("--configfile", nargs="+", default=["config/paper.yaml"], help="config(s) for --plan")
+    from resispec.workflow.plan import GPUS  # no heavy imports: `--help` stays fast
+
+    parser.add_argument("--gpu", default="a100-40gb", choices=sorted(GPUS), help="GPU of the plan")
 
 
 def collect() -> dict:
@@ -38,7 +44,19 @@ def collect() -> dict:
     }
 
 
+def print_plan(args) -> int:
+    from resispec.workflow.config import load_configs
+    from resispec.workflow.plan import GPUS, format_plan, plan
+    from resispec.workflow.sheets import expand_jobs, group_runs
+
+    config = load_configs(args.configfile)
+    print(format_plan(plan(config, GPUS[args.gpu], group_runs(expand_jobs(config))), GPUS[args.gpu]))
+    return 0
+
+
 def run(args) -> int:
+    if getattr(args, "plan", False):
+        return print_plan(args)
     text = json.dumps(collect(), indent=2)
     print(text)
     if args.out:
