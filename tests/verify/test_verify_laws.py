@@ -81,7 +81,7 @@ def test_sequoia_pruned_recursion_is_certified():
 @pytest.mark.parametrize("k", [1, 2, 5])
 def test_exact_methods_on_edge_cases(target, draft, k):
     target, draft = t(target), t(draft)
-    for method in ("specinfer", "ers", "sequoia", "deterministic"):
+    for method in ("specinfer", "ers", "sequoia", "optimal", "deterministic"):
         law = output_law(method, target, draft, k)
         assert torch.allclose(law, target, rtol=0, atol=1e-12), method
         assert 0 <= acceptance_rate(method, target, draft, k) <= 1 + 1e-12
@@ -181,7 +181,7 @@ def test_unknown_method_and_options_raise():
         output_law("ers", target, target, 1, bogus=1)
     with pytest.raises(ValueError, match="must be 1-D"):
         output_law("ers", target.reshape(1, 2), target.reshape(1, 2), 1)
-    assert set(METHODS) == {"specinfer", "sequoia", "ers", "resispec", "greedy", "deterministic"}
+    assert set(METHODS) == {"specinfer", "sequoia", "ers", "resispec", "optimal", "greedy", "deterministic"}
 
 
 def test_exact_output_law_refuses_when_recursion_must_prune():
