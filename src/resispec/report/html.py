@@ -20,7 +20,8 @@ FIGURE_CAPTIONS = {
     "(left); the shaping cost split into budgeting, redistribution and proxy formulation (right).",
     "table3_plot": "Table 3 as a plot: speedup of ResiSpec over SpecInfer per tree, ours (95% CI) and paper.",
     "table5_plot": "Table 5 as a plot: expected accepted length and efficiency against N (depth 4).",
-    "audit_scatter": "Per-node acceptance against alpha*, the bound for exact verifiers; points above the "
+    "audit_scatter": "Per-node acceptance against its bound: alpha* for i.i.d. candidates (specinfer, ers, "
+    "optimal, resispec; optimal attains it, on the diagonal), alpha*_wor for sequoia; points above the "
     "diagonal prove a verifier inexact.",
     "audit_kl": "KL(p || output law) per method, log scale; the dashed line marks floating-point level.",
 }
