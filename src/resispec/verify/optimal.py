@@ -89,15 +89,13 @@ def group_segment(lo: int, hi: int, side: str, sorted_probs, key: torch.Tensor, 
         return None
     start, stop = float(key[lo]), float(key[hi])
     total = float(psi_increment(start, stop, k))
-    starts, mass, value = water_level(rho[drafted], draft[drafted], target[drafted], side, total)
+    members, mass, value = water_level(rho[drafted], draft[drafted], target[drafted], side, total)
     x, lam = stick_breaking(start, stop, mass, value, k)
     tables = segment_tables(x, lam, mass, k, start)
-    lengths = torch.diff(torch.cat([starts, starts.new_full((1,), drafted.numel())]))
-    members = torch.repeat_interleave(torch.arange(starts.numel(), device=key.device), lengths)
     group_of = torch.full((hi - lo,), -1, dtype=torch.long, device=key.device)
     group_of[drafted] = members
     selection = torch.zeros_like(draft)
-    selection[drafted] = tables.value[members] * draft[drafted] / mass[members]
+    selection[drafted] = tables.value[members] * draft[drafted] / mass[members]  # members share a key law
     segment = GroupSegment(
         lo, hi, group_of, x, lam, tables.lb, tables.log_b, tables.block, mass, tables.value
     )

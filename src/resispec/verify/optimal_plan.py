@@ -99,11 +99,6 @@ def exclusive_cumsum(values: torch.Tensor) -> torch.Tensor:
     return torch.cat([values.new_zeros(1), values.cumsum(0)])
 
 
-def starts_of(index: int, device) -> torch.Tensor:
-    """A one-element long tensor [index]."""
-    return torch.tensor([index], dtype=torch.long, device=device)
-
-
 def tight_indices(gaps: torch.Tensor, jstar: int) -> torch.Tensor:
     """Indices j in 0..V (long [T], increasing, 0 and V included) where D_j equals its envelope: the
     running minimum up to j*, the suffix minimum from j*."""
@@ -115,42 +110,50 @@ def tight_indices(gaps: torch.Tensor, jstar: int) -> torch.Tensor:
     return torch.nonzero(tight).flatten()
 
 
-def water_level(rho, draft, target, side: str, total: float):
-    """Zero-loss groups of a segment's drafted tokens (section 5): (starts [G] long, mass [G], value [G]).
+class Groups(NamedTuple):
+    """Groups of a segment's drafted tokens, in order of non-increasing w = value / mass: ``members``
+    [n] long (group of each token), ``mass`` [G] (q-mass) and ``value`` [G] (target selection mass)."""
 
-    rho, draft, target [n] in descending ratio order. Side "H" (targets r >= p): w = max(rho, theta);
-    the tokens with rho <= theta form one merged last group, the others are singletons with value p.
-    Side "A" (r <= p): w = min(rho, theta); the tokens with rho >= theta form one merged first group.
+    members: torch.Tensor
+    mass: torch.Tensor
+    value: torch.Tensor
+
+
+def water_level(
+    rho: torch.Tensor, draft: torch.Tensor, target: torch.Tensor, side: str, total: float
+) -> Groups:
+    """Zero-loss groups of a segment's drafted tokens (section 5); rho, draft, target [n] in descending
+    ratio order, ``total`` the segment's selection mass psi(b) - psi(a).
+
+    Side "H" (targets r >= p): w = max(rho, theta); the tokens with rho <= theta form one merged last
+    group, the others are singletons with value p. Side "A" (r <= p): w = min(rho, theta); the tokens
+    with rho >= theta form one merged first group. theta: the first split consistent with the ratios.
     """
     n, device = rho.shape[0], rho.device
-    p_cum, q_cum = exclusive_cumsum(target), exclusive_cumsum(draft)
+    p_cum, q_cum = exclusive_cumsum(target), exclusive_cumsum(draft)  # [n + 1]
     rho_next = torch.cat([rho, rho.new_full((1,), -torch.inf)])  # rho_m, -inf past the end
     rho_prev = torch.cat([rho.new_full((1,), torch.inf), rho])  # rho_{m-1}, inf before the start
-    sizes = (
-        torch.arange(n, device=device) if side == "H" else torch.arange(1, n + 1, device=device)
-    )  # singletons (H) / merged (A)
-    if side == "H":
+    if side == "H":  # split = number of leading singletons
+        sizes = torch.arange(n, device=device)
         theta = (total - p_cum[sizes]) / (q_cum[-1] - q_cum[sizes])
-    else:
+    else:  # split = number of leading merged tokens
+        sizes = torch.arange(1, n + 1, device=device)
         theta = (total - (p_cum[-1] - p_cum[sizes])) / q_cum[sizes]
     ok = (theta >= rho_next[sizes]) & (theta <= rho_prev[sizes]) & torch.isfinite(theta)
     first = torch.nonzero(ok).flatten()
     if side == "H":
         split = int(sizes[first[0]]) if first.numel() else n
-        starts = torch.arange(split + (1 if split < n else 0), device=device)
-        value = torch.cat([target[:split], target.new_full((1,), total) - p_cum[split]])[: starts.numel()]
+        members = torch.arange(n, device=device).clamp(max=split)  # tokens split.. share group split
+        value = torch.cat([target[:split], (total - p_cum[split]).reshape(1)])[: min(split + 1, n)]
         if split == n:  # no consistent level (rounding): the first group absorbs the difference
             value[0] += total - value.sum()
     else:
         split = int(sizes[first[0]]) if first.numel() else 1
-        starts = torch.cat([starts_of(0, device), torch.arange(split, n, device=device)])
+        members = (torch.arange(n, device=device) - (split - 1)).clamp(min=0)  # tokens ..split-1: group 0
         value = torch.cat([target.new_zeros(1), target[split:]])
         value[0] = total - value[1:].sum()
-    lengths = torch.diff(torch.cat([starts, starts_of(n, device)]))
-    members = torch.repeat_interleave(
-        torch.arange(starts.numel(), device=device), lengths
-    )  # [n]: group of each token
-    return starts, draft.new_zeros(starts.numel()).index_add_(0, members, draft), value
+    mass = draft.new_zeros(value.shape[0]).index_add_(0, members, draft)
+    return Groups(members, mass, value)
 
 
 def stick_breaking(start: float, stop: float, mass, value, k: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -206,8 +209,16 @@ def newton_roots(start, low, high, w, mass_before, value_before, k: int) -> torc
     return root
 
 
-def h_terms(x, start: float, base: float, terms, k: int):
-    """(h_g(x), h_g'(x), rounding floor of h_g(x)), each [n]; terms = (w, mass_before, value_before)."""
+class HTerms(NamedTuple):
+    """h_g(x) [n], its slope h_g'(x) [n] and the rounding floor of h_g(x) [n]."""
+
+    value: torch.Tensor
+    slope: torch.Tensor
+    floor: torch.Tensor
+
+
+def h_terms(x: torch.Tensor, start: float, base: float, terms, k: int) -> HTerms:
+    """h_g(x) and its slope and floor at x [n]; terms = (w, mass_before, value_before), each [n]."""
     w, mass_before, value_before = terms
     one_minus = 1 - x
     power_below = int_power(one_minus, k - 1)  # (1 - x)^(k - 1)
@@ -215,7 +226,7 @@ def h_terms(x, start: float, base: float, terms, k: int):
     distance = x - start
     value = gain - value_before - w * (distance - mass_before)
     floor = ROUNDING_FLOOR * (gain.abs() + value_before + w * (distance.abs() + mass_before))
-    return value, k * power_below - w, floor
+    return HTerms(value, k * power_below - w, floor)
 
 
 class SegmentTables(NamedTuple):
