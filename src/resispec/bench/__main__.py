@@ -12,7 +12,7 @@ import sys
 
 import resispec.bench as package
 
-HELPERS = {"pairs"}
+HELPERS = {"pairs", "forward"}
 
 
 def subcommands() -> list[str]:
