@@ -84,6 +84,8 @@ def test_optimal_rows_stand_beside_the_paper_rows(report):
     ran = comparison[comparison["ours_only"] & comparison["ours"].notna()]
     assert ran["note"].str.startswith("not in the paper").all()
     assert len(ran) > 0
+    kl = ran[ran["metric"] == "kl"]  # no paper value, so no paper-agreement rule in the note
+    assert len(kl) > 0 and not kl["note"].str.contains("agreement").any()
 
 
 def test_optimal_speedup_is_derived_from_our_throughputs(report):

@@ -47,13 +47,17 @@ def beside_rows(
         if cells.empty:
             continue
         rows = compare_all(cells, tables, reasons=reasons, tree_aliases=tree_aliases)
-        derived = rows["derived_ours"].astype(bool) & rows["ours"].notna()
         ran = rows["ours"].notna()
-        rows["note"] = np.where(
-            ran, note + np.where(derived, "; ours derived from our means (delta-method CI)", ""), rows["note"]
-        )
+        rows.loc[ran, "note"] = [own_note(note, text) for text in rows.loc[ran, "note"]]
         parts.append(rows.assign(ratio=np.nan, agrees=None, ours_only=True))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def own_note(note: str, matched: str) -> str:
+    """The row's note: what the method is, then the matching notes (tree stand-ins, derived ratios)
+    without the paper-agreement rule, which does not apply to a row without a paper value."""
+    kept = [part for part in str(matched or "").split("; ") if part and not part.startswith("agreement:")]
+    return "; ".join([note, *kept])
 
 
 def with_beside(comparison: pd.DataFrame, beside: pd.DataFrame) -> pd.DataFrame:
