@@ -163,10 +163,11 @@ def test_greedy_and_deterministic_laws():
         ([0.5, 0.5], [0.5, 0.5], 1.5, "num_candidates must be an int"),
     ],
 )
-def test_bad_inputs_raise_naming_the_problem(target, draft, k, message):
+@pytest.mark.parametrize("method", ["specinfer", "optimal"])
+def test_bad_inputs_raise_naming_the_problem(target, draft, k, message, method):
     for fn in (output_law, acceptance_rate):
         with pytest.raises(ValueError, match=message):
-            fn("specinfer", t(target), t(draft), k)
+            fn(method, t(target), t(draft), k)
     with pytest.raises(ValueError, match=message):
         alpha_star(t(target), t(draft), k)
 

@@ -107,24 +107,6 @@ def test_registered_as_exact_with_replacement():
     )
 
 
-@pytest.mark.parametrize(
-    "target,draft,k,message",
-    [
-        ([0.5, 0.43], [0.5, 0.5], 1, r"target_probs is not normalised \(sum=0.93\)"),
-        ([0.5, 0.5], [1.2, -0.2], 1, "draft_probs has negative entries"),
-        ([0.5, float("nan")], [0.5, 0.5], 1, "target_probs contains NaN"),
-        ([0.5, 0.5], [0.2, 0.3, 0.5], 1, "shapes differ"),
-        ([0.5, 0.5], [0.5, 0.5], 0, "num_candidates must be >= 1"),
-        ([0.5, 0.5], [0.5, 0.5], 1.5, "num_candidates must be an int"),
-    ],
-)
-def test_bad_inputs_raise_like_the_other_methods(target, draft, k, message):
-    target, draft = torch.tensor(target, dtype=torch.float64), torch.tensor(draft, dtype=torch.float64)
-    for fn in (output_law, acceptance_rate):
-        with pytest.raises(ValueError, match=message):
-            fn("optimal", target, draft, k)
-
-
 def test_options_and_replacement_errors():
     target, draft = as_pair([0.5, 0.5], [0.5, 0.5])
     with pytest.raises(ValueError, match="optimal takes no options"):
