@@ -87,6 +87,8 @@ def group_segment(lo: int, hi: int, side: str, sorted_probs, key: torch.Tensor, 
     drafted = torch.nonzero(draft > 0).flatten()  # q = 0 tokens are never candidates
     if drafted.numel() == 0:
         return None
+    if drafted.numel() == hi - lo:
+        drafted = slice(None)  # all drafted (softmax outputs): views instead of gathers
     start, stop = float(key[lo]), float(key[hi])
     total = float(psi_increment(start, stop, k))
     members, mass, value = water_level(rho[drafted], draft[drafted], target[drafted], side, total)
@@ -95,7 +97,7 @@ def group_segment(lo: int, hi: int, side: str, sorted_probs, key: torch.Tensor, 
     group_of = torch.full((hi - lo,), -1, dtype=torch.long, device=key.device)
     group_of[drafted] = members
     selection = torch.zeros_like(draft)
-    selection[drafted] = tables.value[members] * draft[drafted] / mass[members]  # members share a key law
+    selection[drafted] = (tables.value / mass)[members] * draft[drafted]  # members share a key law
     segment = GroupSegment(
         lo, hi, group_of, x, lam, tables.lb, tables.log_b, tables.block, mass, tables.value
     )

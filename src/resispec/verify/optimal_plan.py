@@ -90,8 +90,8 @@ def ratio_order(target: torch.Tensor, draft: torch.Tensor) -> tuple[torch.Tensor
     p = q = 0; ties keep token order (stable sort)."""
     rho = torch.where(draft > 0, target / draft.clamp_min(torch.finfo(draft.dtype).tiny), torch.inf)
     rho = torch.where((draft > 0) | (target > 0), rho, -1.0)  # [V]
-    order = torch.argsort(rho, descending=True, stable=True)
-    return order, rho[order]
+    rho_sorted, order = torch.sort(rho, descending=True, stable=True)
+    return order, rho_sorted
 
 
 def exclusive_cumsum(values: torch.Tensor) -> torch.Tensor:
@@ -170,7 +170,10 @@ def stick_breaking(start: float, stop: float, mass, value, k: int) -> tuple[torc
     high = torch.full_like(low, stop)
     root = newton_roots(start, low, high, w, mass_before, value_before, k)
     root[-1] = stop
-    root = torch.maximum(root, low).cummax(0).values.clamp(max=stop)
+    root = torch.maximum(root, low)
+    if bool((root[1:] < root[:-1]).any()):  # x_g >= x_{g-1} holds in exact arithmetic; mend rounding
+        root = root.cummax(0).values
+    root = root.clamp(max=stop)
     free = (root - start) - mass_before  # [G]: free key measure on [start, x_g]
     lam = torch.where(free > 0, torch.minimum(torch.ones_like(free), mass / free.clamp_min(EPS)), 1.0)
     lam[-1] = 1.0
