@@ -3,16 +3,17 @@ distance to its bound (synthetic tidy results of conftest.py plus optimal rows).
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import make_nodes, write_synthetic_results
 
 from resispec.report import build_report
 from resispec.report.beside import beside_cells, paper_rows, twin_method
 from resispec.report.bounds import bound_findings
 from resispec.report.paper import load_paper_values
-from resispec.report.tidy import read_tidy
+from resispec.report.tidy import read_nodes, read_tidy
 
 PAPER_TABLES = tuple(f"table{i}" for i in range(1, 7))
 
@@ -36,9 +37,9 @@ def optimal_nodes(rng, count: int = 30) -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory, synthetic_config):
+def report(tmp_path_factory, synthetic_results, synthetic_config):
     root = tmp_path_factory.mktemp("beside") / "results"
-    paths = write_synthetic_results(root)
+    paths = {name: shutil.copytree(synthetic_results[name], root / name) for name in ("tables", "nodes")}
     add_optimal_rows(paths["tables"])
     optimal_nodes(np.random.default_rng(3)).to_csv(paths["nodes"] / "cnn_t1_optimal.csv", index=False)
     out = root.parent / "out"
@@ -114,8 +115,8 @@ def test_agreement_findings_count_paper_cells_only(report):
     assert f"of the {total} paper cells" in report["html"]
 
 
-def test_bound_findings_from_the_numbers():
-    nodes = pd.concat([make_nodes(np.random.default_rng(1)), optimal_nodes(np.random.default_rng(2))])
+def test_bound_findings_from_the_numbers(synthetic_results):
+    nodes = pd.concat([read_nodes(synthetic_results["nodes"]), optimal_nodes(np.random.default_rng(2))])
     lines = bound_findings(nodes, ("specinfer", "ers", "optimal", "sequoia", "deterministic"))
     assert [line.split(":")[0] for line in lines] == [
         "specinfer (exact)", "ers (exact)", "optimal (exact)", "resispec (not exact)"
