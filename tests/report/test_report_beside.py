@@ -129,3 +129,13 @@ def test_bound_findings_from_the_numbers(synthetic_results):
     assert f"by up to {excess.max():.3g}" in lines[3]
     ers = nodes[nodes["method"] == "ers"]
     assert f"on average {(ers['alpha_star'] - ers['acceptance']).mean():.3g} below alpha*" in lines[1]
+
+
+def test_figure1_leaves_optimal_out(report):
+    """Per-position acceptance needs sequential trials; optimal selects among all candidates at once."""
+    from resispec.report.figures import figure1
+
+    frame = read_tidy(report["tables"] / "figure1.csv")
+    assert "optimal" in set(frame["method"])
+    titles = sorted(ax.get_title() for ax in figure1(frame).axes)
+    assert titles == sorted(set(frame["method"]) - {"optimal"})

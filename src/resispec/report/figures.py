@@ -12,6 +12,8 @@ from resispec.report.bounds import ordered_methods, own_bound
 from resispec.report.compare import FP_KL_LEVEL, candidates
 from resispec.report.exactness import draws, kl_by_method
 
+#: verifiers that select among all k candidates at once: their per-position counts are no sequential trials
+NOT_SEQUENTIAL = ("optimal",)
 TIME_PARTS = {"time_draft_s": "drafting", "time_target_s": "target forward", "time_verify_s": "verification"}
 SHAPING_PARTS = {"shaping_budgeting_s": "budgeting", "shaping_redistribution_s": "redistribution",
                  "shaping_proxy_s": "proxy formulation"}  # fmt: skip
@@ -35,6 +37,8 @@ def _errorbar(ax, x, rows: pd.DataFrame, **kwargs):
 def figure1(frame: pd.DataFrame | None) -> Figure:
     """Acceptance rate of the i-th sibling candidate, one panel per method, one line per temperature."""
     pos = frame[frame["metric"].str.fullmatch(r"position_acceptance_\d+")] if frame is not None else None
+    if pos is not None:  # a verifier that selects among all candidates at once has no sequential trials
+        pos = pos[~pos["method"].str.split("+").str[-1].isin(NOT_SEQUENTIAL)]
     if pos is None or pos.empty:
         return placeholder("Figure 1", "no position_acceptance_{i} rows in results/tables/figure1.csv")
     pos = pos.assign(position=pos["metric"].str.rsplit("_", n=1).str[1].astype(int))

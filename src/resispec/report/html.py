@@ -15,7 +15,8 @@ from resispec.report.exactness import exact_law
 from resispec.report.tables import fmt_number, table_title
 
 FIGURE_CAPTIONS = {
-    "figure1": "Figure 1: acceptance rate of the i-th sibling candidate by temperature, per method (95% CI).",
+    "figure1": "Figure 1: acceptance rate of the i-th sibling candidate by temperature, per method (95% CI); "
+    "optimal is left out: it selects among all candidates at once, so it tries no candidate before another.",
     "figure3": "Figure 3: time per decoding step split into drafting, target forward and verification "
     "(left); the shaping cost split into budgeting, redistribution and proxy formulation (right).",
     "table3_plot": "Table 3 as a plot: speedup of ResiSpec over SpecInfer per tree, ours (95% CI) and paper.",
