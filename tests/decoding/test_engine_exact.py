@@ -13,6 +13,7 @@ from engine_helpers import tiny_llama
 from scipy.stats import chisquare
 
 from resispec.decoding.engine import generate
+from resispec.decoding.tree_search import sequoia
 
 ALPHA = 0.001
 VOCAB = 6
@@ -79,3 +80,16 @@ def test_three_token_law(pair, method, tree, exact):
         assert pvalue > ALPHA, f"{method} rejected as inexact (p = {pvalue:.3g} < {ALPHA})"
     else:
         assert pvalue < ALPHA, f"resispec not detected as inexact (p = {pvalue:.3g} >= {ALPHA})"
+
+
+SEQUOIA_TREE = sequoia([0.55, 0.25, 0.12], budget=10, max_depth=4)  # DP tree: branching 3, 2, 1 by depth
+
+
+@pytest.mark.parametrize("tree", ["d3b3", SEQUOIA_TREE], ids=["complete_d3b3", "sequoia_dp"])
+def test_three_token_law_optimal(pair, tree):
+    """``optimal`` continues the subtree of the *selected* candidate position (duplicates allowed): the
+    sequence law of 3 tokens matches the target's on a complete tree and on a Sequoia DP tree."""
+    assert tree == "d3b3" or len({len(kids) for kids in tree.children if kids}) > 1  # uneven branching
+    pvalue = chi_square_pvalue(sample_counts(pair, "optimal", tree, seed=321), exact_law(pair[0]))
+    print(f"optimal {tree}: chi-square p-value {pvalue:.3g}")
+    assert pvalue > ALPHA, f"optimal rejected as inexact (p = {pvalue:.3g} < {ALPHA})"

@@ -37,7 +37,8 @@ def test_bench_verify_prints_a_row_per_source_and_k(tmp_path, capsys):
     assert bench_main(args) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].split()[:3] == ["source", "k", "|"]
-    rows = [line.split() for line in lines[1:]]
+    assert lines[-1].startswith("no --target")
+    rows = [line.split() for line in lines[1:-1]]
     assert [(r[0], r[1]) for r in rows] == [
         ("records", "2"),
         ("records", "3"),
@@ -45,8 +46,23 @@ def test_bench_verify_prints_a_row_per_source_and_k(tmp_path, capsys):
         ("zipf", "V=40"),
     ]
     for row in rows:
-        specinfer, sequoia, ers, resispec, bound = map(float, row[3:8] if row[0] == "records" else row[4:9])
-        assert specinfer <= ers + 1e-12 <= bound + 2e-12
+        values = row[3:9] if row[0] == "records" else row[4:10]
+        specinfer, sequoia, ers, resispec, optimal, bound = map(float, values)
+        assert specinfer <= ers + 1e-12 <= optimal + 2e-12
+        assert abs(optimal - bound) <= 1e-4  # printed to 4 decimals
+        assert row[-1].count("/") == 2  # optimal's plan/selection/accept split
+
+
+def test_tree_forward_is_timed_on_a_target_directory(tmp_path):
+    """The yardstick of opt/fwd: a real forward over d2b2's 3 nodes of a tiny saved target."""
+    from resispec.bench.forward import tree_forward_seconds
+    from resispec.models.tiny import build
+
+    target = build("layers=1,hidden=32", tmp_path / "tiny")
+    seconds = tree_forward_seconds(str(target), tree="d2b2", prefix=8, repeats=2, warmup=1)
+    assert 0 < seconds < 60
+    with pytest.raises(ValueError, match="need prefix >= 1"):
+        tree_forward_seconds(str(target), prefix=0)
 
 
 def test_load_records_names_the_problem(tmp_path):

@@ -81,7 +81,7 @@ def test_sequoia_pruned_recursion_is_certified():
 @pytest.mark.parametrize("k", [1, 2, 5])
 def test_exact_methods_on_edge_cases(target, draft, k):
     target, draft = t(target), t(draft)
-    for method in ("specinfer", "ers", "sequoia", "deterministic"):
+    for method in ("specinfer", "ers", "sequoia", "optimal", "deterministic"):
         law = output_law(method, target, draft, k)
         assert torch.allclose(law, target, rtol=0, atol=1e-12), method
         assert 0 <= acceptance_rate(method, target, draft, k) <= 1 + 1e-12
@@ -163,10 +163,11 @@ def test_greedy_and_deterministic_laws():
         ([0.5, 0.5], [0.5, 0.5], 1.5, "num_candidates must be an int"),
     ],
 )
-def test_bad_inputs_raise_naming_the_problem(target, draft, k, message):
+@pytest.mark.parametrize("method", ["specinfer", "optimal"])
+def test_bad_inputs_raise_naming_the_problem(target, draft, k, message, method):
     for fn in (output_law, acceptance_rate):
         with pytest.raises(ValueError, match=message):
-            fn("specinfer", t(target), t(draft), k)
+            fn(method, t(target), t(draft), k)
     with pytest.raises(ValueError, match=message):
         alpha_star(t(target), t(draft), k)
 
@@ -181,7 +182,7 @@ def test_unknown_method_and_options_raise():
         output_law("ers", target, target, 1, bogus=1)
     with pytest.raises(ValueError, match="must be 1-D"):
         output_law("ers", target.reshape(1, 2), target.reshape(1, 2), 1)
-    assert set(METHODS) == {"specinfer", "sequoia", "ers", "resispec", "greedy", "deterministic"}
+    assert set(METHODS) == {"specinfer", "sequoia", "ers", "resispec", "optimal", "greedy", "deterministic"}
 
 
 def test_exact_output_law_refuses_when_recursion_must_prune():

@@ -54,7 +54,7 @@ def run_sampler(verifier, target, draft, k, seed):
     return tokens, accepted
 
 
-@pytest.mark.parametrize("method", ["specinfer", "sequoia", "ers", "resispec", "deterministic"])
+@pytest.mark.parametrize("method", ["specinfer", "sequoia", "ers", "resispec", "optimal", "deterministic"])
 @pytest.mark.parametrize("case", range(len(CASES)))
 def test_sampler_law_and_acceptance_match_exact_law(method, case):
     """Token counts over DRAWS seeded calls: chi-square vs output_law; accept count: exact binomial test.
@@ -101,7 +101,7 @@ def test_identical_generators_give_identical_draws(method):
     assert runs[0] == runs[1]
 
 
-@pytest.mark.parametrize("method", ["specinfer", "sequoia", "ers", "resispec", "deterministic"])
+@pytest.mark.parametrize("method", ["specinfer", "sequoia", "ers", "resispec", "optimal", "deterministic"])
 def test_no_candidates_draws_from_target(method):
     """k = 0: the token is drawn from target_probs (chi-square, alpha = 1e-3, 2000 draws)."""
     target, draft = torch.tensor([0.1, 0.6, 0.3]), torch.tensor([0.5, 0.1, 0.4])
@@ -121,6 +121,7 @@ def test_contract_attributes_timings_and_errors():
         "sequoia": "without_replacement",
         "ers": "with_replacement",
         "resispec": "with_replacement",
+        "optimal": "with_replacement",
         "greedy": "greedy",
         "deterministic": "deterministic",
     }

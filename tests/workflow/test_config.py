@@ -50,6 +50,7 @@ def test_shipped_configs_validate():
         jobs = expand_jobs(config)
         assert {job.table for job in jobs} >= {f"table{i}" for i in range(1, 7)} | {"figure1", "figure3"}
         assert all("ers" in {j.method for j in jobs if j.run == job.run} for job in jobs)
+        assert all("optimal" in {j.method for j in jobs if j.run == job.run} for job in jobs)
 
 
 def _sheet(tmp_path, body):

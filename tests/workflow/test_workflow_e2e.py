@@ -86,3 +86,22 @@ def test_snakemake_report_has_a_caption_for_every_result(run_dir):
         assert any(name.endswith(f"{table}.csv") for name in names), f"{table}.csv missing from the report"
     assert any(name.endswith("report.html") for name in names)
     assert any(name.endswith(".png") for name in names)
+
+
+def test_optimal_runs_everywhere_and_attains_alpha_star(run_dir):
+    """``optimal`` decodes beside ``ers`` in every run; in the per-node audit it attains alpha* at every
+    node, and no exact method accepts more than its own bound (alpha*_wor for sequoia)."""
+    for table in TABLES:
+        rows = read_table(run_dir, table)
+        methods = {(r["row"], r["method"]) for r in rows if r["metric"] == "accepted_length"}
+        assert all((r["row"], "optimal") in methods for r in rows), f"{table}: optimal missing"
+    audited = 0
+    for path in sorted((run_dir / ".test" / "results" / "exactness").glob("*.csv")):
+        with open(path, newline="") as handle:
+            for node in csv.DictReader(handle):
+                if node["method"] in EXACT | {"optimal"}:
+                    assert float(node["acceptance"]) <= float(node["bound"]) + 1e-9, node
+                if node["method"] == "optimal":
+                    assert abs(float(node["acceptance"]) - float(node["alpha_star"])) < 1e-9, node
+                    audited += 1
+    assert audited > 0

@@ -3,7 +3,9 @@
 A logged node (see `resispec.decoding.records.audit_entry`) keeps the union of the top tokens of target and
 draft and the two remaining masses. The audit lumps the remainder into one extra token, so every
 distribution is exact on that reduced vocabulary; the verifier's law is computed there (float64),
-and KL / TV against the target use scipy.
+and KL / TV against the target use scipy. Each node's acceptance is reported against alpha* (the bound
+for k i.i.d. candidates) and against ``bound``, the bound of the method's own candidate law
+(``resispec.verify.acceptance_bound``: alpha*_wor for sequoia).
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ import numpy as np
 import torch
 
 from resispec.audit.statistics import kl_divergence, total_variation
-from resispec.verify import alpha_star, evaluate
+from resispec.verify import acceptance_bound, alpha_star, evaluate
 
-EXACTNESS_METHODS = ("specinfer", "sequoia", "ers", "resispec", "deterministic")
+EXACTNESS_METHODS = ("specinfer", "sequoia", "ers", "resispec", "optimal", "deterministic")
 
 
 def reduced_pair(node: dict) -> tuple[torch.Tensor, torch.Tensor]:
@@ -43,6 +45,7 @@ def node_exactness(method: str, node: dict, *, max_histories: int = 20000, eps: 
         "kl_lower": kl if result.err == 0 else 2.0 * tv_lower**2,
         "acceptance": result.acceptance,
         "alpha_star": float(alpha_star(target, draft, k)),
+        "bound": acceptance_bound(method, target, draft, k),  # the bound of this method's candidate law
         "law_err": result.err,
         "vocab": int(target.numel()),
     }

@@ -12,7 +12,7 @@ import sys
 
 import resispec.bench as package
 
-HELPERS = {"pairs", "paired", "engine_runs", "engine_report"}
+HELPERS = {"pairs", "paired", "engine_runs", "engine_report", "forward"}
 
 
 def subcommands() -> list[str]:

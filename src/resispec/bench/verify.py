@@ -2,9 +2,13 @@
 
 For each vocabulary size (synthetic Zipf-like pairs, see ``pairs.zipf_pair``) or for logged pairs
 (``--records``, format in ``pairs.load_records``) and each k, prints the mean exact acceptance of
-specinfer, sequoia, ers and resispec, the mean alpha*, the fraction of the specinfer-to-alpha* gap that
-ers closes (ratio of means), and the mean wall time per node of each sampler as a ratio to specinfer
-(float32 inputs, validation off, candidates drawn outside the timed call). specinfer, ers and alpha* are
+specinfer, sequoia, ers, resispec and optimal, the mean alpha*, the fraction of the specinfer-to-alpha*
+gap that ers closes (ratio of means), the mean wall time per node of specinfer, ers and optimal (us) and
+of each sampler as a ratio to specinfer (float32 inputs, validation off, candidates drawn outside the
+timed call), and optimal's time per node as a ratio to the target's tree forward (``--target``: one
+forward over the nodes of ``--tree`` after a ``--prefix``-token prompt, median of repeats, see
+``forward.py``). optimal plans once per node on the full vocabulary (no ratio bins, so no acceptance
+loss); its time split is plan / selection / accept-or-residual. specinfer, ers, optimal and alpha* are
 exact; sequoia and resispec are unbiased estimates from ``--paths`` sampled rejection histories per pair
 (``resispec.verify.estimate``); the ``se`` column is the largest standard error of those means.
 """
@@ -21,7 +25,8 @@ from resispec.verify import alpha_star, estimate, get_verifier
 
 from .pairs import load_records, synthetic_pairs
 
-LAW_METHODS = ("specinfer", "sequoia", "ers", "resispec")
+LAW_METHODS = ("specinfer", "sequoia", "ers", "resispec", "optimal")
+SPLIT = ("budgeting", "redistribution", "proxy")  # optimal: plan / selection / accept-or-residual
 
 
 def parse_args(argv):
@@ -36,6 +41,10 @@ def parse_args(argv):
     parser.add_argument("--timing-calls", type=int, default=30, help="timed sampler calls per pair")
     parser.add_argument("--paths", type=int, default=256, help="sampled histories (sequoia, resispec)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument("--target", default=None, help="target model directory: time its tree forward")
+    parser.add_argument("--tree", default="d5b3", help="tree of the target forward")
+    parser.add_argument("--prefix", type=int, default=64, help="cached prompt tokens before the tree")
+    parser.add_argument("--forward-repeats", type=int, default=7, help="timed forwards (median kept)")
     return parser.parse_args(argv)
 
 
@@ -89,20 +98,40 @@ def acceptance_row(pairs, k: int, args) -> dict[str, float]:
 
 
 HEADER = (
-    f"{'source':>14} {'k':>3} | {'specinfer':>9} {'sequoia':>8} {'ers':>7} {'resispec':>8} {'alpha*':>7} "
-    f"{'se':>7} {'closed':>6} | {'spec_us':>7} {'seq_x':>6} {'ers_x':>6} {'resi_x':>6} | ers us b/r/p"
+    f"{'source':>14} {'k':>3} | {'specinfer':>9} {'sequoia':>8} {'ers':>7} {'resispec':>8} {'optimal':>8} "
+    f"{'alpha*':>7} {'se':>7} {'closed':>6} | {'spec_us':>7} {'ers_us':>7} {'opt_us':>7} {'seq_x':>6} "
+    f"{'ers_x':>6} {'resi_x':>6} {'opt_x':>6} {'opt/fwd':>7} | ers us b/r/p | opt us plan/sel/acc"
 )
 
 
-def format_row(source: str, k: int, row: dict, timing: dict) -> str:
-    base = timing["specinfer"][0]
-    split = timing["ers"][1]
+def _split(timing: dict, method: str) -> str:
+    return "/".join(f"{timing[method][1].get(key, 0.0) * 1e6:.0f}" for key in SPLIT)
+
+
+def format_row(source: str, k: int, row: dict, timing: dict, forward_s: float | None) -> str:
+    base, optimal = timing["specinfer"][0], timing["optimal"][0]
+    to_forward = f"{optimal / forward_s:7.2%}" if forward_s else f"{'n/a':>7}"
     return (
         f"{source:>14} {k:>3} | {row['specinfer']:9.4f} {row['sequoia']:8.4f} {row['ers']:7.4f} "
-        f"{row['resispec']:8.4f} {row['alpha*']:7.4f} {row['se']:7.1e} {row['closed']:6.1%} | "
-        f"{base * 1e6:7.0f} {timing['sequoia'][0] / base:6.2f} {timing['ers'][0] / base:6.2f} "
-        f"{timing['resispec'][0] / base:6.2f} | "
-        + "/".join(f"{split.get(key, 0.0) * 1e6:.0f}" for key in ("budgeting", "redistribution", "proxy"))
+        f"{row['resispec']:8.4f} {row['optimal']:8.4f} {row['alpha*']:7.4f} {row['se']:7.1e} "
+        f"{row['closed']:6.1%} | {base * 1e6:7.0f} {timing['ers'][0] * 1e6:7.0f} {optimal * 1e6:7.0f} "
+        + " ".join(f"{timing[m][0] / base:6.2f}" for m in ("sequoia", "ers", "resispec", "optimal"))
+        + f" {to_forward} | {_split(timing, 'ers')} | {_split(timing, 'optimal')}"
+    )
+
+
+def forward_line(args) -> tuple[float | None, str]:
+    """(seconds, description) of the target's tree forward, or (None, why not)."""
+    if not args.target:
+        return None, "no --target: optimal's time is not compared with a tree forward (opt/fwd n/a)"
+    from .forward import tree_forward_seconds
+
+    seconds = tree_forward_seconds(
+        args.target, tree=args.tree, prefix=args.prefix, repeats=args.forward_repeats
+    )
+    return seconds, (
+        f"target tree forward: {seconds * 1e3:.1f} ms ({args.tree} after a {args.prefix}-token prefix, "
+        f"{args.threads} thread(s), median of {args.forward_repeats}, {args.target})"
     )
 
 
@@ -117,10 +146,12 @@ def sources(args):
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
+    forward_s, description = forward_line(args)
     print(HEADER, flush=True)
     for source, pairs in sources(args):
         for k in args.k:
             row = acceptance_row(pairs, k, args)
             timing = time_samplers(pairs, k, args.timing_calls, args.seed + k)
-            print(format_row(source, k, row, timing), flush=True)
+            print(format_row(source, k, row, timing, forward_s), flush=True)
+    print(description, flush=True)
     return 0

@@ -15,6 +15,7 @@ import pandas as pd
 from resispec.report import figures as _figures
 from resispec.report import html as _html
 from resispec.report import latex as _latex
+from resispec.report.beside import beside_rows, paper_rows, with_beside
 from resispec.report.compare import compare_all
 from resispec.report.environment import collect_environment
 from resispec.report.findings import findings as _findings
@@ -49,10 +50,9 @@ def _inputs(tables_dir, audit, config: dict, paper_values) -> dict:
         raise ValueError(f"config must be a dict, got {type(config).__name__}")
     tables = load_tables(tables_dir)
     settings = config.get("report") or {}
-    comparison = compare_all(
-        load_paper_values(paper_values), tables, reasons=settings.get("reasons") or {},
-        tree_aliases=settings.get("tree_aliases") or {},
-    )  # fmt: skip
+    paper = load_paper_values(paper_values)
+    keys = {"reasons": settings.get("reasons") or {}, "tree_aliases": settings.get("tree_aliases") or {}}
+    comparison = with_beside(compare_all(paper, tables, **keys), beside_rows(paper, tables, **keys))
     return {
         "tables": tables,
         "nodes": read_nodes(audit),
@@ -67,7 +67,9 @@ def build_figures(tables_dir, figures_dir, tables_out, *, config: dict | None = 
     (``{table}.tex``, ``{table}.html``) into ``tables_out``. Returns ``{"figures": ..., "tables": ...}``."""
     data = _inputs(tables_dir, audit, config or {}, paper_values)
     texts = write_tables(data["comparison"], data["info"], tables_out)
-    figures = _figures.make_figures(data["tables"], data["comparison"], data["nodes"], figures_dir)
+    figures = _figures.make_figures(
+        data["tables"], paper_rows(data["comparison"]), data["nodes"], figures_dir
+    )
     return {"figures": figures, "tables": texts}
 
 
@@ -105,7 +107,7 @@ def build_report(
     comparison.to_csv(out_dir / "comparison.csv", index=False)
     if redraw:
         texts = write_tables(comparison, info, out_dir / "tables")
-        figure_paths = _figures.make_figures(tables, comparison, nodes, figures_dir)
+        figure_paths = _figures.make_figures(tables, paper_rows(comparison), nodes, figures_dir)
     else:
         texts = table_texts(comparison, info)
         figure_paths = existing_figures(figures_dir)

@@ -15,12 +15,14 @@ from resispec.report.exactness import exact_law
 from resispec.report.tables import fmt_number, table_title
 
 FIGURE_CAPTIONS = {
-    "figure1": "Figure 1: acceptance rate of the i-th sibling candidate by temperature, per method (95% CI).",
+    "figure1": "Figure 1: acceptance rate of the i-th sibling candidate by temperature, per method (95% CI); "
+    "optimal is left out: it selects among all candidates at once, so it tries no candidate before another.",
     "figure3": "Figure 3: time per decoding step split into drafting, target forward and verification "
     "(left); the shaping cost split into budgeting, redistribution and proxy formulation (right).",
     "table3_plot": "Table 3 as a plot: speedup of ResiSpec over SpecInfer per tree, ours (95% CI) and paper.",
     "table5_plot": "Table 5 as a plot: expected accepted length and efficiency against N (depth 4).",
-    "audit_scatter": "Per-node acceptance against alpha*, the bound for exact verifiers; points above the "
+    "audit_scatter": "Per-node acceptance against its bound: alpha* for i.i.d. candidates (specinfer, ers, "
+    "optimal, resispec; optimal attains it, on the diagonal), alpha*_wor for sequoia; points above the "
     "diagonal prove a verifier inexact.",
     "audit_kl": "KL(p || output law) per method, log scale; the dashed line marks floating-point level.",
 }

@@ -43,7 +43,9 @@ def fmt_number(value: float, metric: str = "") -> str:
 
 
 def fmt_paper(value: float, metric: str) -> str:
-    """A paper number as printed (up to 6 significant digits)."""
+    """A paper number as printed (up to 6 significant digits); '–' for our rows the paper has not."""
+    if _missing(value):
+        return "–"
     return f"{value:.6g}" + ("×" if metric in RATIO_METRICS else "")
 
 

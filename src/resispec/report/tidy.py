@@ -21,14 +21,14 @@ def _check_columns(frame: pd.DataFrame, required: tuple[str, ...], path: Path) -
 
 
 #: Verifiers a host can be "augmented" with; any other verifier in a host's rows is the host's own.
-ADD_ONS = ("resispec", "ers")
+ADD_ONS = ("resispec", "ers", "optimal")
 
 
 def method_label(host, verifier: str) -> str:
     """Report method id from the aggregator's (host, method) columns.
 
     No host or host 'specinfer': the verifier itself. Otherwise 'host+verifier' for an add-on verifier
-    (resispec, ers) and 'host' for the host's own verifier: (sequoia, sequoia) -> 'sequoia',
+    (resispec, ers, optimal) and 'host' for the host's own verifier: (sequoia, sequoia) -> 'sequoia',
     (sequoia, resispec) -> 'sequoia+resispec', (eagle, sequoia) -> 'eagle'.
     """
     host = "" if host is None or (isinstance(host, float) and pd.isna(host)) else str(host)

@@ -13,11 +13,16 @@ Laws are computed in float64 from inputs renormalised to sum 1 (inputs may be of
 iterations (options ``bins``, ``iterations``, ``damping``, ``tol``); the law and the sampler use the same
 T, and any T is exact. ``ers``'s "never below specinfer" is guaranteed on the planned (binned) problem.
 
-``replacement=None`` means the method's natural drawing: with replacement for specinfer / ers / resispec,
-without for sequoia. ``specinfer`` with ``replacement=False`` is the greedy plan without replacement, i.e.
-``sequoia``, and ``sequoia`` with ``replacement=True`` is ``specinfer``. ``ers`` and ``resispec`` are only
-defined with replacement; ``greedy`` and ``deterministic`` use the fixed top-k of q (see greedy.py) and
-take no ``replacement``.
+``optimal`` (optimal.py) selects one candidate by perturbed priority and runs a single-draft speculative
+step on it: exact, and its acceptance equals alpha* (it plans in float64 on the full vocabulary, once per
+node, O(V log V)).
+
+``replacement=None`` means the method's natural drawing: with replacement for specinfer / ers / resispec /
+optimal, without for sequoia. ``specinfer`` with ``replacement=False`` is the greedy plan without
+replacement, i.e. ``sequoia``, and ``sequoia`` with ``replacement=True`` is ``specinfer``. ``ers``,
+``resispec`` and ``optimal`` are only defined with replacement; ``greedy`` and ``deterministic`` use the
+fixed top-k of q (see greedy.py) and take no ``replacement``. ``acceptance_bound`` gives the bound each
+method is judged by: alpha* for i.i.d. candidates, ``alpha_star_wor`` (wor_bound.py) without replacement.
 """
 
 from __future__ import annotations
@@ -26,24 +31,28 @@ import torch
 
 from .bound import alpha_star
 from .checks import as_float64, check_num_candidates, check_pair
-from .greedy import deterministic_law, greedy_law
+from .greedy import deterministic_law, greedy_law, top_candidates
 from .histories import check_exact
+from .optimal import optimal_law
 from .resispec import resispec_estimate, resispec_law
 from .results import LawResult
 from .samplers import VerifyOutcome, get_verifier
 from .sequential import sequential_law
 from .without_replacement import sequoia_estimate, sequoia_law
+from .wor_bound import alpha_star_wor
 
-METHODS = ("specinfer", "sequoia", "ers", "resispec", "greedy", "deterministic")
-EXACT_METHODS = ("specinfer", "sequoia", "ers", "deterministic")
+METHODS = ("specinfer", "sequoia", "ers", "resispec", "optimal", "greedy", "deterministic")
+EXACT_METHODS = ("specinfer", "sequoia", "ers", "optimal", "deterministic")
 
 __all__ = [
     "METHODS",
     "EXACT_METHODS",
     "LawResult",
     "VerifyOutcome",
+    "acceptance_bound",
     "acceptance_rate",
     "alpha_star",
+    "alpha_star_wor",
     "estimate",
     "evaluate",
     "get_verifier",
@@ -67,6 +76,7 @@ def resolve(method: str, replacement: bool | None) -> str:
         ("sequoia", False): "sequoia",
         ("ers", True): "ers",
         ("resispec", True): "resispec",
+        ("optimal", True): "optimal",
     }
     if (method, replacement) not in table:
         raise ValueError(f"method {method!r} with replacement={replacement} is not defined")
@@ -92,10 +102,10 @@ def evaluate(
     if family in ("specinfer", "ers"):
         law, acceptance = sequential_law(family, target, draft, num_candidates, **options)
         return LawResult(law, float(acceptance), 0.0)
-    if family in ("greedy", "deterministic"):
+    if family in ("greedy", "deterministic", "optimal"):
         if options:
             raise ValueError(f"{family} takes no options, got {sorted(options)}")
-        fn = greedy_law if family == "greedy" else deterministic_law
+        fn = {"greedy": greedy_law, "deterministic": deterministic_law, "optimal": optimal_law}[family]
         law, acceptance = fn(target, draft, num_candidates)
         return LawResult(law, float(acceptance), 0.0)
     if family == "sequoia" and options:
@@ -171,3 +181,20 @@ def acceptance_rate(method, target_probs, draft_probs, num_candidates, *, replac
     result = evaluate(method, target_probs, draft_probs, num_candidates, replacement=replacement, **options)
     check_exact(result.err, method)
     return result.acceptance
+
+
+def acceptance_bound(method: str, target_probs, draft_probs, num_candidates: int) -> float:
+    """The most any exact verifier can accept with ``method``'s candidates (the bound to judge it by):
+    alpha* for k i.i.d. candidates (specinfer, ers, optimal, resispec), alpha*_wor for k drawn without
+    replacement (sequoia; k is capped at the number of tokens with q > 0, as no more can be drawn), and
+    p(top-k of q) for the fixed candidates of deterministic and greedy."""
+    check_pair(target_probs, draft_probs)
+    num_candidates = check_num_candidates(num_candidates)
+    draws = get_verifier(resolve(method, None)).draws
+    if draws == "with_replacement":
+        return alpha_star(target_probs, draft_probs, num_candidates)
+    if draws == "without_replacement":
+        drafted = int((draft_probs > 0).sum())
+        return alpha_star_wor(target_probs, draft_probs, min(num_candidates, drafted))
+    target, draft = as_float64(target_probs, draft_probs)
+    return float(target[top_candidates(draft, num_candidates)].sum())

@@ -14,8 +14,9 @@ from typing import NamedTuple
 import torch
 
 from . import resispec as resispec_steps
-from .checks import check_candidates, check_pair, working_dtype
+from .checks import as_float64, check_candidates, check_pair, working_dtype
 from .greedy import deterministic_step
+from .optimal import accept_probability, build_plan, select_position
 from .sequential import future_for, plan_step
 from .without_replacement import remove_tokens, sequoia_accepted, sequoia_next_residual
 
@@ -207,6 +208,35 @@ class ResiSpecVerifier(Verifier):
         return VerifyOutcome(None, token)
 
 
+class OptimalVerifier(Verifier):
+    """Perturbed-priority selection, then a single-draft speculative step (optimal.py); attains alpha*.
+
+    ``accepted_index`` is the selected position (duplicates allowed). ``last_timings``: the plan under
+    "budgeting", the selection under "redistribution", the accept / residual step under "proxy".
+    """
+
+    method = "optimal"
+    draws = "with_replacement"
+
+    def _verify(self, target, draft, candidates, generator):
+        start = time.perf_counter()
+        target, draft = as_float64(target, draft)  # plan in float64 whatever the model dtype
+        plan = build_plan(target, draft, len(candidates))
+        start = self._tick("budgeting", start)
+        tokens = torch.tensor(candidates, device=target.device)
+        index = select_position(plan, tokens, draft[tokens] > 0, generator)
+        start = self._tick("redistribution", start)
+        if index is not None:
+            token = candidates[index]
+            accept = accept_probability(target[token], plan.selection[token])
+            if bool(uniform(target, generator) < accept):
+                self._tick("proxy", start)
+                return VerifyOutcome(index, token)
+        token = draw((target - plan.selection).clamp_min(0), generator, target)
+        self._tick("proxy", start)
+        return VerifyOutcome(None, token)
+
+
 class DeterministicVerifier(Verifier):
     """EAGLE-2 verification of fixed (one-hot q) drafts: accept x_i w.p. M_i(x_i) / R_i."""
 
@@ -245,6 +275,7 @@ VERIFIERS = {
         SequoiaVerifier,
         ERSVerifier,
         ResiSpecVerifier,
+        OptimalVerifier,
         GreedyVerifier,
         DeterministicVerifier,
     )

@@ -12,7 +12,7 @@ import yaml
 
 from resispec.workflow.config import ConfigError, schema_path, validator_with_defaults
 
-ALWAYS_METHODS = ("ers",)
+ALWAYS_METHODS = ("ers", "optimal")  # exact residual shaping and the optimal exact verifier, in every run
 NUMERIC_COLUMNS = {"temperature": float, "num_prompts": int}
 
 

@@ -12,7 +12,7 @@ from resispec.workflow.steps.common import add_settings, json_arg
 HELP = "exactness audit of one decoding run: KL/TV of each verifier's exact law, acceptance vs alpha*"
 log = logging.getLogger(__name__)
 COLUMNS = ["method", "dataset", "temperature", "tree", "node", "prompt_id", "step", "depth", "k", "vocab"]
-COLUMNS += ["kl", "tv", "kl_lower", "tv_lower", "acceptance", "alpha_star", "law_err"]
+COLUMNS += ["kl", "tv", "kl_lower", "tv_lower", "acceptance", "alpha_star", "bound", "law_err"]
 
 
 def add_arguments(parser) -> None:
