@@ -173,6 +173,18 @@ class ResiSpecVerifier(Verifier):
         self.budget = options.get("budget", "local")
         self.order = options.get("order", "decreasing_q")
         resispec_steps.check_options(self.budget, self.order)
+        self._order_of: tuple[torch.Tensor, int, torch.Tensor] | None = None  # (draft, version, perm)
+
+    def _fill_order(self, draft: torch.Tensor) -> torch.Tensor:
+        """The fill order [V] depends on q only (a sort of V values, the costliest part of a rejection):
+        kept for the last draft tensor seen, reused while the same object is passed unchanged (its
+        version counter), as when one node is verified many times (the audit's Monte Carlo check)."""
+        cached = self._order_of
+        if cached is not None and cached[0] is draft and cached[1] == draft._version:
+            return cached[2]
+        perm = resispec_steps.fill_order(draft, self.order)
+        self._order_of = (draft, draft._version, perm)
+        return perm
 
     def _verify(self, target, draft, candidates, generator):
         start = time.perf_counter()
@@ -187,7 +199,7 @@ class ResiSpecVerifier(Verifier):
             budget_z = resispec_steps.budget_mass(residual, draft, tokens, self.budget)
             start = self._tick("budgeting", start)
             if perm is None:
-                perm = resispec_steps.fill_order(draft, self.order)
+                perm = self._fill_order(draft)
             share = resispec_steps.redistribute(residual, draft, tokens, budget_z, perm)
             start = self._tick("redistribution", start)
             residual = resispec_steps.proxy_residual(residual, tokens, budget_z, share)
