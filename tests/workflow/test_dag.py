@@ -12,7 +12,17 @@ def test_dry_run_has_every_table_and_figure(configfile):
     plan = snakemake(args, REPO, timeout=300).stdout
     for table in TABLES:
         assert re.search(rf"tables/{table}\.csv", plan), f"no aggregate job for {table} ({configfile})"
-    for rule in ("prepare_model", "prepare_data", "decode", "exactness", "aggregate", "notebook", "report"):
+    rules = (
+        "prepare_model",
+        "prepare_data",
+        "decode",
+        "audit_decode",
+        "exactness",
+        "aggregate",
+        "notebook",
+        "report",
+    )
+    for rule in rules:
         assert re.search(rf"^{rule}\s+\d+$", plan, re.MULTILINE), f"no {rule} job ({configfile})"
 
 

@@ -3,7 +3,9 @@
 # that any table asks of that configuration, so tables that share settings share the run.
 import json
 
-from resispec.workflow.config import validate_config
+from snakemake.exceptions import WorkflowError
+
+from resispec.workflow.config import rule_settings, validate_config
 from resispec.workflow.sheets import expand_jobs, group_runs
 from resispec.workflow.paths import WorkflowPaths
 
@@ -13,6 +15,9 @@ TABLE_JOBS = {}
 for _job in expand_jobs(config):
     TABLE_JOBS.setdefault(_job.table, []).append(_job)
 RUNS = group_runs([job for jobs in TABLE_JOBS.values() for job in jobs])
+MONTE_CARLO_RUNS = {
+    job.run for table in config["audit"]["monte_carlo_tables"] for job in TABLE_JOBS.get(table, [])
+}
 TABLES = sorted(TABLE_JOBS)
 
 
@@ -32,9 +37,29 @@ def model_spec(name):
     return json.dumps(config["models"][name], sort_keys=True)
 
 
-def settings_json():
-    keys = ("device", "dtype", "threads", "seed", "data", "audit", "testing")
-    return json.dumps({key: config[key] for key in keys}, sort_keys=True)
+def settings_json(rule):
+    """The settings a rule's jobs use, and only those (resispec.workflow.config.RULE_SETTINGS)."""
+    return json.dumps(rule_settings(config, rule), sort_keys=True)
+
+
+def model_settings(wildcards):
+    """Trained models get the training settings; materialized sources need none."""
+    spec = config["models"][wildcards.model]
+    return settings_json("source_model" if "source" in spec else "train_model")
+
+
+def monte_carlo_nodes(wildcards):
+    """Full-vocabulary nodes of this run cross-checked by Monte Carlo (audit.monte_carlo_tables)."""
+    return config["audit"]["monte_carlo_nodes"] if wildcards.run in MONTE_CARLO_RUNS else 0
+
+
+def timed_threads():
+    """A timed job takes every core this Snakemake may use locally, so that no other job of the workflow
+    runs beside it; under a cluster executor (no local core count) the configured threads."""
+    try:
+        return max(config["threads"], workflow.cores)
+    except WorkflowError:
+        return config["threads"]
 
 
 def teacher_inputs(wildcards):
@@ -58,6 +83,7 @@ def table_inputs(wildcards):
     runs = sorted({job.run for job in TABLE_JOBS[wildcards.table]})
     return {
         "records": [PATHS.raw(run) for run in runs],
+        "audit_records": [PATHS.audit_records(run) for run in runs],
         "exactness": [PATHS.exactness(run) for run in runs],
     }
 

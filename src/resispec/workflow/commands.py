@@ -18,11 +18,13 @@ COMMANDS = {
     "prepare-data": "resispec.workflow.steps.prepare_data",
     "prepare-model": "resispec.workflow.steps.prepare_model",
     "decode": "resispec.workflow.steps.decode",
+    "audit-decode": "resispec.workflow.steps.audit_decode",
     "exactness": "resispec.workflow.steps.exactness",
     "aggregate": "resispec.workflow.steps.aggregate",
     "notebook": "resispec.workflow.steps.notebook",
     "report": "resispec.workflow.steps.report",
     "bench": "resispec.workflow.steps.bench",
+    "prompt-count": "resispec.workflow.steps.prompt_count",
 }
 
 

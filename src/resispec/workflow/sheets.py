@@ -12,7 +12,7 @@ import yaml
 
 from resispec.workflow.config import ConfigError, schema_path, validator_with_defaults
 
-ALWAYS_METHODS = ("ers",)
+ALWAYS_METHODS = ("ers", "autoregressive")  # every run: the exact ERS and the target alone (baseline)
 NUMERIC_COLUMNS = {"temperature": float, "num_prompts": int}
 
 

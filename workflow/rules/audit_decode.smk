@@ -1,0 +1,27 @@
+# Stage 3b: the audit pass of every run: only the prompts the exactness audit samples, decoded again
+# from the timing pass's seeds with audit logging on; keeps sampled nodes (top-token distributions, and
+# full-vocabulary rows for a few) and the pass's own raw records. Not timed, so it may run beside other
+# jobs; resumable like the timing pass.
+
+
+rule audit_decode:
+    input:
+        unpack(decode_inputs),
+    output:
+        records=PATHS.audit_records(),
+        audit=PATHS.audit(),
+    log:
+        PATHS.log("audit_decode", "{run}"),
+    benchmark:
+        PATHS.benchmark("audit_decode", "{run}")
+    conda:
+        "../../environment.yml"
+    threads: config["threads"]
+    resources:
+        mem_mb=config["resources"]["mem_mb"],
+        runtime=config["resources"]["runtime"],
+    params:
+        job=run_json,
+        settings=settings_json("audit_decode"),
+    script:
+        "../scripts/audit_decode.py"
