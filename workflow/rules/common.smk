@@ -16,7 +16,9 @@ for _job in expand_jobs(config):
     TABLE_JOBS.setdefault(_job.table, []).append(_job)
 RUNS = group_runs([job for jobs in TABLE_JOBS.values() for job in jobs])
 MONTE_CARLO_RUNS = {
-    job.run for table in config["audit"]["monte_carlo_tables"] for job in TABLE_JOBS.get(table, [])
+    job.run
+    for table in config["audit"]["monte_carlo_tables"]
+    for job in TABLE_JOBS.get(table, [])
 }
 TABLES = sorted(TABLE_JOBS)
 
@@ -50,12 +52,15 @@ def model_settings(wildcards):
 
 def monte_carlo_nodes(wildcards):
     """Full-vocabulary nodes of this run cross-checked by Monte Carlo (audit.monte_carlo_tables)."""
-    return config["audit"]["monte_carlo_nodes"] if wildcards.run in MONTE_CARLO_RUNS else 0
+    return (
+        config["audit"]["monte_carlo_nodes"] if wildcards.run in MONTE_CARLO_RUNS else 0
+    )
 
 
 def timed_threads():
     """A timed job takes every core this Snakemake may use locally, so that no other job of the workflow
-    runs beside it; under a cluster executor (no local core count) the configured threads."""
+    runs beside it; under a cluster executor (no local core count) the configured threads.
+    """
     try:
         return max(config["threads"], workflow.cores)
     except WorkflowError:
