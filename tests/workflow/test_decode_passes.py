@@ -5,18 +5,14 @@ tokens, sampled nodes with full rows); every record names its pass, device, host
 
 import json
 import math
-import os
 import socket
 
 import pytest
 import torch
+from workflow_helpers import tiny_decoding_dir
 
-from resispec.corpora import build_prompts, load_corpus, write_prompts
 from resispec.decoding.session import DecodeSession
-from resispec.models.loading import load_tokenizer
-from resispec.models.tiny import build
 from resispec.workflow.commands import main
-from resispec.workflow.steps.common import write_json
 from resispec.workflow.steps.decode import interleaved
 
 METHODS = ["specinfer", "resispec", "autoregressive"]
@@ -29,14 +25,7 @@ SETTINGS = {"seed": 3, "device": "cpu", "dtype": "float32", "audit": AUDIT}
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("passes")
-    for name, spec in (("t", "layers=2,hidden=64,seed=1"), ("d", "layers=1,hidden=32,seed=2")):
-        build(spec, root / name)
-        write_json(root / name / "READY.json", {"kind": "source", "source": f"tiny:{spec}"})
-    rows = load_corpus("c4", 5, data_dir=os.environ.get("RESISPEC_DATA_DIR"))
-    prompts = build_prompts(
-        rows, load_tokenizer(root / "t"), prompt_tokens=12, max_new_tokens=10, dataset="c4"
-    )
-    write_prompts(root / "prompts.jsonl", prompts)
+    prompts = tiny_decoding_dir(root, prompts=5, prompt_tokens=12, max_new_tokens=10)
     common = ["--prompts", str(root / "prompts.jsonl"), "--target", str(root / "t" / "READY.json"),
               "--draft", str(root / "d" / "READY.json"), "--job", json.dumps(JOB),
               "--settings", json.dumps(SETTINGS), "--threads", "1"]  # fmt: skip

@@ -2,7 +2,6 @@
 duplicated, and the records equal those of an uninterrupted run (timings aside)."""
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -11,11 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
-
-from resispec.corpora import build_prompts, load_corpus, write_prompts
-from resispec.models.loading import load_tokenizer
-from resispec.models.tiny import build
-from resispec.workflow.steps.common import write_json
+from workflow_helpers import tiny_decoding_dir
 
 TIMINGS = {"wall_s", "time_draft_s", "time_target_s", "time_verify_s", "shaping_time_s"}
 JOB = {
@@ -27,14 +22,7 @@ JOB = {
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     root = tmp_path_factory.mktemp("resume")
-    for name, spec in (("t", "layers=2,hidden=64,seed=1"), ("d", "layers=1,hidden=32,seed=2")):
-        build(spec, root / name)
-        write_json(root / name / "READY.json", {"kind": "source", "source": f"tiny:{spec}"})
-    rows = load_corpus("c4", 12, data_dir=os.environ.get("RESISPEC_DATA_DIR"))
-    prompts = build_prompts(
-        rows, load_tokenizer(root / "t"), prompt_tokens=16, max_new_tokens=24, dataset="c4"
-    )
-    write_prompts(root / "prompts.jsonl", prompts)
+    tiny_decoding_dir(root, prompts=12, prompt_tokens=16, max_new_tokens=24)
     return root
 
 

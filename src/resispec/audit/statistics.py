@@ -53,10 +53,15 @@ def paired_ratio(
         return Interval(float("nan"), float("nan"), float("nan"))
     num = np.array([numerator[k] for k in common], dtype=np.float64)  # [n]
     den = np.array([denominator[k] for k in common], dtype=np.float64)  # [n]
+    return ratio_of_sums(num, den, resamples=resamples, seed=seed, level=level)
+
+
+def ratio_of_sums(num: np.ndarray, den: np.ndarray, *, resamples: int, seed: int, level: float) -> Interval:
+    """sum(num) / sum(den) [n] with a percentile bootstrap resampling the n units (no interval for one)."""
     ratio = float(num.sum() / den.sum())
-    if len(common) == 1:
-        return Interval(ratio, float("nan"), float("nan"))  # one prompt: no interval
-    idx = np.random.default_rng(seed).integers(0, len(common), size=(resamples, len(common)))  # [B, n]
+    if len(num) == 1:
+        return Interval(ratio, float("nan"), float("nan"))
+    idx = np.random.default_rng(seed).integers(0, len(num), size=(resamples, len(num)))  # [B, n]
     ratios = num[idx].sum(axis=1) / den[idx].sum(axis=1)  # [B]
     tail = (1.0 - level) / 2.0
     low, high = np.quantile(ratios, [tail, 1.0 - tail])
@@ -82,14 +87,7 @@ def cluster_bootstrap(
     names, index = np.unique(labels.astype(str), return_inverse=True)
     sums = np.bincount(index, weights=data, minlength=len(names))  # [C]
     counts = np.bincount(index, minlength=len(names)).astype(np.float64)  # [C]
-    mean = float(data.mean())
-    if len(names) == 1:
-        return Interval(mean, float("nan"), float("nan"))  # one cluster: no interval
-    idx = np.random.default_rng(seed).integers(0, len(names), size=(resamples, len(names)))  # [B, C]
-    means = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)  # [B]
-    tail = (1.0 - level) / 2.0
-    low, high = np.quantile(means, [tail, 1.0 - tail])
-    return Interval(mean, float(low), float(high))
+    return ratio_of_sums(sums, counts, resamples=resamples, seed=seed, level=level)
 
 
 def kl_divergence(target_probs: np.ndarray, law: np.ndarray) -> float:

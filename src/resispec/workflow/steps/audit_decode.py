@@ -14,8 +14,8 @@ import logging
 import math
 import time
 
-from resispec.workflow.steps.common import add_settings, json_arg, model_dir, set_threads
-from resispec.workflow.steps.decode import log_progress, prompt_seed
+from resispec.workflow.steps.common import model_dir, set_threads
+from resispec.workflow.steps.decode import add_run_arguments, log_progress, prompt_seed
 
 HELP = "audit pass of one decoding run: sampled node distributions (.pt) and the pass's raw records"
 log = logging.getLogger(__name__)
@@ -23,15 +23,8 @@ SELECTION_KEY = "audit-prompt-selection"  # stands in for a prompt id when seedi
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--prompts", required=True, help="prompts JSONL of the run's dataset")
-    parser.add_argument("--target", required=True, help="READY.json of the target model")
-    parser.add_argument("--draft", required=True, help="READY.json of the draft model or EAGLE head")
-    parser.add_argument("--records", required=True, help="output raw records of the audit pass (JSONL)")
+    add_run_arguments(parser, "output raw records of the audit pass (JSONL)")
     parser.add_argument("--audit", required=True, help="output audit file (.pt)")
-    parser.add_argument(
-        "--job", type=json_arg, required=True, help="the run: configuration and methods (JSON)"
-    )
-    add_settings(parser)
 
 
 def audit_plans(settings: dict, job: dict, prompts: list[dict]) -> dict[str, object]:

@@ -22,15 +22,20 @@ log = logging.getLogger(__name__)
 WARMUP_PROMPTS = 1  # first calls pay one-off costs (allocator, lazy kernels, caches): one prompt absorbs them
 
 
-def add_arguments(parser) -> None:
+def add_run_arguments(parser, records_help: str) -> None:
+    """The options both decoding passes take."""
     parser.add_argument("--prompts", required=True, help="prompts JSONL of the run's dataset")
     parser.add_argument("--target", required=True, help="READY.json of the target model")
     parser.add_argument("--draft", required=True, help="READY.json of the draft model or EAGLE head")
-    parser.add_argument("--records", required=True, help="output raw records JSONL")
+    parser.add_argument("--records", required=True, help=records_help)
     parser.add_argument(
         "--job", type=json_arg, required=True, help="the run: configuration and methods (JSON)"
     )
     add_settings(parser)
+
+
+def add_arguments(parser) -> None:
+    add_run_arguments(parser, "output raw records JSONL")
 
 
 def prompt_seed(base: int, job: dict, prompt_id: str) -> int:
