@@ -23,5 +23,6 @@ rule audit_decode:
     params:
         job=run_json,
         settings=settings_json("audit_decode"),
+        full_vocab_nodes=full_vocab_nodes,
     script:
         "../scripts/audit_decode.py"

@@ -15,6 +15,11 @@ TABLE_JOBS = {}
 for _job in expand_jobs(config):
     TABLE_JOBS.setdefault(_job.table, []).append(_job)
 RUNS = group_runs([job for jobs in TABLE_JOBS.values() for job in jobs])
+FULL_VOCAB_RUNS = {
+    job.run
+    for table in config["audit"]["full_vocab_tables"]
+    for job in TABLE_JOBS.get(table, [])
+}
 MONTE_CARLO_RUNS = {
     job.run
     for table in config["audit"]["monte_carlo_tables"]
@@ -48,6 +53,13 @@ def model_settings(wildcards):
     """Trained models get the training settings; materialized sources need none."""
     spec = config["models"][wildcards.model]
     return settings_json("source_model" if "source" in spec else "train_model")
+
+
+def full_vocab_nodes(wildcards):
+    """Nodes per method of this run whose full rows are kept (audit.full_vocab_tables)."""
+    return (
+        config["audit"]["full_vocab_nodes"] if wildcards.run in FULL_VOCAB_RUNS else 0
+    )
 
 
 def monte_carlo_nodes(wildcards):

@@ -93,7 +93,6 @@ RULE_SETTINGS = {
     "decode": ("device", "dtype", "seed", "testing"),
     "audit_decode": (
         "device", "dtype", "seed", "audit.top_tokens", "audit.max_nodes", "audit.nodes_per_prompt",
-        "audit.full_vocab_nodes",
     ),
     "exactness": (
         "seed", "audit.max_histories", "audit.full_vocab_state_mb", "audit.monte_carlo_draws",

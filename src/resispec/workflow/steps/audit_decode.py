@@ -4,8 +4,9 @@ Only the prompts the audit samples are decoded: ``ceil(audit.max_nodes / audit.n
 prompts drawn uniformly (seeded) from the run's prompts, by every method with tree nodes (not
 ``autoregressive``), from the same seeds as the timing pass (`resispec decode`), so that each
 generation repeats the timing pass's tokens. Of each generation, ``audit.nodes_per_prompt`` verified
-nodes are sampled uniformly (seeded) and kept with their top-token distributions; ``audit.full_vocab_nodes``
-nodes per method keep their full-vocabulary rows (compressed). Resumable like the timing pass.
+nodes are sampled uniformly (seeded) and kept with their top-token distributions; ``--full-vocab-nodes``
+nodes per method (the workflow: ``audit.full_vocab_nodes`` on the runs of ``audit.full_vocab_tables``,
+else 0) keep their full-vocabulary rows (compressed). Resumable like the timing pass.
 """
 
 from __future__ import annotations
@@ -25,9 +26,13 @@ SELECTION_KEY = "audit-prompt-selection"  # stands in for a prompt id when seedi
 def add_arguments(parser) -> None:
     add_run_arguments(parser, "output raw records of the audit pass (JSONL)")
     parser.add_argument("--audit", required=True, help="output audit file (.pt)")
+    parser.add_argument(
+        "--full-vocab-nodes", dest="full_vocab_nodes", type=int, default=None,
+        help="nodes per method that keep their full rows (default: settings audit.full_vocab_nodes, else 4)",
+    )  # fmt: skip
 
 
-def audit_plans(settings: dict, job: dict, prompts: list[dict]) -> dict[str, object]:
+def audit_plans(settings: dict, job: dict, prompts: list[dict], full_vocab_nodes: int | None = None) -> dict:
     """{prompt id: AuditPlan} of the audited prompts, in prompt order."""
     from resispec.decoding.audit_sampling import AuditPlan, audited_prompts, full_rows_per_prompt
 
@@ -36,7 +41,8 @@ def audit_plans(settings: dict, job: dict, prompts: list[dict]) -> dict[str, obj
     count = math.ceil(audit.get("max_nodes", 2000) / per_prompt)
     seed = prompt_seed(settings.get("seed", 0), job, SELECTION_KEY)
     chosen = audited_prompts([p["prompt_id"] for p in prompts], count, seed)
-    full = full_rows_per_prompt(audit.get("full_vocab_nodes", 4), len(chosen))
+    full_nodes = audit.get("full_vocab_nodes", 4) if full_vocab_nodes is None else full_vocab_nodes
+    full = full_rows_per_prompt(full_nodes, len(chosen))
     return {pid: AuditPlan(per_prompt, rows) for pid, rows in zip(chosen, full, strict=True)}
 
 
@@ -49,7 +55,7 @@ def run(args) -> int:
     set_threads(args.threads)
     job, settings = args.job, args.settings
     prompts = read_prompts(args.prompts)[: job["num_prompts"]]
-    plans = audit_plans(settings, job, prompts)
+    plans = audit_plans(settings, job, prompts, args.full_vocab_nodes)
     files = RunFiles(args.records, args.audit)
     done = files.done()
     methods = [m for m in job["methods"] if m != AUTOREGRESSIVE]
