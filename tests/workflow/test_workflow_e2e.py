@@ -76,32 +76,6 @@ def test_accepted_length_is_within_tree_depth(run_dir):
             assert 1.0 <= float(row["mean"]) <= depth
 
 
-def test_reruns_are_identical(run_dir):
-    """Seeds make reruns identical: decoding one run again reproduces its records (timings aside)."""
-    records = sorted((run_dir / ".test" / "results" / "raw").glob("*.jsonl"))[0]
-    before = [json.loads(line) for line in records.read_text().splitlines()]
-    target = str(records.relative_to(run_dir))
-    args = ["--cores", "2", "--configfile", ".test/config.yaml", "--forcerun", "decode", target]
-    snakemake(args, run_dir, timeout=600)
-    after = [json.loads(line) for line in records.read_text().splitlines()]
-    strip = lambda rows: [{k: v for k, v in r.items() if "time" not in k and k != "wall_s"} for r in rows]  # noqa: E731
-    assert strip(before) == strip(after)
-
-
-def test_report_is_built(run_dir):
-    html = (run_dir / ".test" / "reports" / "report.html").read_text()
-    assert "<table" in html and "data:image/png;base64" in html
-    assert 'id="at-a-glance"' in html and 'id="glance-speedups"' in html
-
-
-@pytest.mark.skipif(
-    shutil.which("latexmk") is None, reason="latexmk not installed (scripts/system-packages.sh run)"
-)
-def test_report_pdf_is_built(run_dir):
-    """The workflow's report job also writes report.pdf where LaTeX is installed (setup.sh run does it)."""
-    assert (run_dir / ".test" / "reports" / "report.pdf").read_bytes().startswith(b"%PDF")
-
-
 def _planned_jobs(run_dir, tmp_path, overlay: str) -> dict[str, int]:
     """Job counts of a dry run of the finished `.test` workflow with ``overlay`` (YAML) on top."""
     extra = tmp_path / "overlay.yaml"
@@ -121,6 +95,33 @@ def test_changing_the_bootstrap_reruns_only_aggregation_and_the_report(run_dir, 
 def test_changing_threads_retrains_nothing(run_dir, tmp_path):
     jobs = _planned_jobs(run_dir, tmp_path, "threads: 2\n")
     assert "prepare_model" not in jobs and "decode" not in jobs, jobs
+
+
+def test_reruns_are_identical(run_dir):
+    """Seeds make reruns identical: decoding one run again reproduces its records (timings aside)."""
+    records = sorted((run_dir / ".test" / "results" / "raw").glob("*.jsonl"))[0]
+    before = [json.loads(line) for line in records.read_text().splitlines()]
+    target = str(records.relative_to(run_dir))
+    # the target first: --forcerun takes every value after it; the run's own config, so no params change
+    args = [target, "--cores", "2", *TEST_CONFIG, "--forcerun", "decode"]
+    snakemake(args, run_dir, timeout=600)
+    after = [json.loads(line) for line in records.read_text().splitlines()]
+    strip = lambda rows: [{k: v for k, v in r.items() if "time" not in k and k != "wall_s"} for r in rows]  # noqa: E731
+    assert strip(before) == strip(after)
+
+
+def test_report_is_built(run_dir):
+    html = (run_dir / ".test" / "reports" / "report.html").read_text()
+    assert "<table" in html and "data:image/png;base64" in html
+    assert 'id="at-a-glance"' in html and 'id="glance-speedups"' in html
+
+
+@pytest.mark.skipif(
+    shutil.which("latexmk") is None, reason="latexmk not installed (scripts/system-packages.sh run)"
+)
+def test_report_pdf_is_built(run_dir):
+    """The workflow's report job also writes report.pdf where LaTeX is installed (setup.sh run does it)."""
+    assert (run_dir / ".test" / "reports" / "report.pdf").read_bytes().startswith(b"%PDF")
 
 
 def test_snakemake_report_has_a_caption_for_every_result(run_dir):

@@ -20,11 +20,13 @@ FULL_VOCAB_RUNS = {
     for table in config["audit"]["full_vocab_tables"]
     for job in TABLE_JOBS.get(table, [])
 }
-MONTE_CARLO_RUNS = {
-    job.run
-    for table in config["audit"]["monte_carlo_tables"]
-    for job in TABLE_JOBS.get(table, [])
-}
+MONTE_CARLO_RUNS = list(
+    dict.fromkeys(
+        job.run
+        for table in config["audit"]["monte_carlo_tables"]
+        for job in TABLE_JOBS.get(table, [])
+    )
+)
 TABLES = sorted(TABLE_JOBS)
 
 
@@ -63,10 +65,15 @@ def full_vocab_nodes(wildcards):
 
 
 def monte_carlo_nodes(wildcards):
-    """Full-vocabulary nodes of this run cross-checked by Monte Carlo (audit.monte_carlo_tables)."""
-    return (
-        config["audit"]["monte_carlo_nodes"] if wildcards.run in MONTE_CARLO_RUNS else 0
-    )
+    """Full-vocabulary nodes of this run cross-checked by Monte Carlo: audit.monte_carlo_nodes in all,
+    spread evenly over the runs of audit.monte_carlo_tables in sheet order (node i goes to run
+    floor(i R / N): with Table 4's six runs and two nodes, its first T = 1 and first T = 0.6 rows).
+    """
+    runs, total = MONTE_CARLO_RUNS, config["audit"]["monte_carlo_nodes"]
+    if wildcards.run not in runs:
+        return 0
+    where = runs.index(wildcards.run)
+    return sum(i * len(runs) // total == where for i in range(total))
 
 
 def timed_threads():

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -28,6 +29,7 @@ from resispec.audit.exactness import NODE_KEYS, law_summary
 ROW_CODEC = "shuffle-zlib-f4le"
 Z95 = 1.959963984540054  # two-sided 95% normal quantile (Wilson intervals)
 MC_CHUNK = 4096  # candidate tuples drawn per torch.multinomial call
+MIN_HISTORIES = 64  # below this many histories the pruned mass of a real node is rarely small
 
 
 class Proportion(NamedTuple):
@@ -64,26 +66,43 @@ class MonteCarlo(NamedTuple):
 
 
 def full_vocab_rows(
-    nodes: list[dict], *, max_histories: int, eps: float = 1e-9, mc: MonteCarlo | None = None
-):
+    nodes: list[dict], *, max_histories: int | None = None, state_mb: float = 100.0, eps: float = 1e-9,
+    mc: MonteCarlo | None = None, progress: Callable[[int, int, dict], None] | None = None,
+) -> list[dict]:  # fmt: skip
     """One scope-"full" row per audited node that kept its full rows (``node["method"]`` is the verifier),
-    with ``mc_*`` columns on the nodes ``mc`` selects."""
+    with ``mc_*`` columns on the first ``mc.nodes`` nodes of each method in ``mc.methods``.
+
+    ``max_histories`` caps the history recursion; without it, as many histories as fit one [H, V]
+    float64 state in ``state_mb`` MiB (``state_histories``). ``progress(done, total, row)`` after each.
+    """
     from resispec.verify import evaluate
 
-    rows, checked = [], {}
-    for index, node in enumerate(nodes):
-        if "full" not in node or not node["candidates"]:
-            continue
+    kept = [(i, node) for i, node in enumerate(nodes) if "full" in node and node["candidates"]]
+    rows, checked = [], dict.fromkeys(mc.methods if mc else (), 0)
+    for done, (index, node) in enumerate(kept, 1):
         method, k = node["method"], len(node["candidates"])
         target, draft = (row.double() / row.double().sum() for row in decode_rows(node["full"]))
-        result = evaluate(method, target, draft, k, eps=eps, max_histories=max_histories)
-        row = {"node": index, "scope": "full", **{key: node[key] for key in NODE_KEYS if key in node}}
+        cap = max_histories or state_histories(state_mb, target.numel())
+        result = evaluate(method, target, draft, k, eps=eps, max_histories=cap)
+        row = {
+            "node": index,
+            "scope": "full",
+            "method": method,
+            **{k: node[k] for k in NODE_KEYS if k in node},
+        }
         row.update(law_summary(target, draft, k, result))
-        if mc is not None and method in mc.methods and checked.get(method, 0) < mc.nodes:
-            checked[method] = checked.get(method, 0) + 1
+        if mc is not None and checked.get(method, mc.nodes) < mc.nodes:
+            checked[method] += 1
             row.update(monte_carlo(row, node, result.law > target, draws=mc.draws, generator=mc.generator))
         rows.append(row)
+        if progress is not None:
+            progress(done, len(kept), row)
     return rows
+
+
+def state_histories(state_mb: float, vocab: int) -> int:
+    """Histories whose [H, V] float64 state fits in ``state_mb`` MiB (at least ``MIN_HISTORIES``)."""
+    return max(MIN_HISTORIES, int(state_mb * 2**20) // (8 * vocab))
 
 
 def wilson(successes: int, trials: int) -> Proportion:

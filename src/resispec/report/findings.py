@@ -72,7 +72,8 @@ def monte_carlo_findings(nodes: pd.DataFrame | None) -> list[str]:
             f"TV on the set where the law exceeds p) on {agree} of {len(part)} nodes; MC TV there "
             f"{fmt_number(part['mc_tv'].mean())} (95% intervals of half-width up to "
             f"{fmt_number(((part['mc_tv_high'] - part['mc_tv_low']) / 2).max())}), recursion "
-            f"[{fmt_number(part['tv'].mean())}, {fmt_number(part['tv_upper'].mean())}]."
+            f"[{fmt_number(part['tv'].mean())}, {fmt_number(part['tv_upper'].mean())}] (two 95% intervals "
+            "per node: a correct law still misses one by chance on up to ~10% of nodes)."
         )
     return out
 

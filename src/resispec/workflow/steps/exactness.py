@@ -37,14 +37,6 @@ def monte_carlo_seed(base: int, run: str) -> int:
     return int.from_bytes(digest[:8], "little") >> 1
 
 
-MIN_HISTORIES = 64  # below this many histories the pruned mass of a real node is rarely certified small
-
-
-def state_histories(state_mb: float, vocab: int) -> int:
-    """Histories whose [H, V] float64 state fits in ``state_mb`` MiB (at least ``MIN_HISTORIES``)."""
-    return max(MIN_HISTORIES, int(state_mb * 2**20) // (8 * vocab))
-
-
 def lumped_rows(nodes: list[dict], job: dict, max_histories: int) -> list[dict]:
     from resispec.audit.exactness import exactness_rows
 
@@ -67,16 +59,17 @@ def full_rows(nodes: list[dict], job: dict, settings: dict, mc_nodes: int) -> li
     audit = settings.get("audit", {})
     generator = torch.Generator().manual_seed(monte_carlo_seed(settings.get("seed", 0), job["run"]))
     mc = MonteCarlo(mc_nodes, audit.get("monte_carlo_draws", 100000), generator)
-    rows, kept = [], [(i, n) for i, n in enumerate(nodes) if "full" in n and n["method"] in EXACTNESS_METHODS]
     start = time.monotonic()
-    for done, (index, node) in enumerate(kept, 1):
-        histories = state_histories(audit.get("full_vocab_state_mb", 100), node["full"]["vocab"])
-        for row in full_vocab_rows([node], max_histories=histories, mc=mc):
-            rows.append({**_keys(job), **row, "method": node["method"], "node": index})
-            mc = mc._replace(nodes=mc.nodes - int("mc_draws" in row))
-        eta = (time.monotonic() - start) / done * (len(kept) - done)
-        log.info("full-vocabulary audit: %d/%d nodes (%s), ETA %.0f s", done, len(kept), node["method"], eta)
-    return rows
+
+    def progress(done: int, total: int, row: dict) -> None:
+        eta = (time.monotonic() - start) / done * (total - done)
+        log.info(
+            "full-vocabulary audit: %d/%d nodes (law_err %.2g), ETA %.0f s", done, total, row["law_err"], eta
+        )
+
+    mine = [dict(node, node_index=i) for i, node in enumerate(nodes) if node["method"] in EXACTNESS_METHODS]
+    rows = full_vocab_rows(mine, state_mb=audit.get("full_vocab_state_mb", 100), mc=mc, progress=progress)
+    return [{**_keys(job), **row, "node": mine[row["node"]]["node_index"]} for row in rows]
 
 
 def run(args) -> int:
