@@ -6,7 +6,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 export RESISPEC_DATA_DIR="${RESISPEC_DATA_DIR:-$root/../shared/data}"
-bash scripts/system-packages.sh
+bash scripts/system-packages.sh dev
 venv="$root/.venv/bin"
 echo "== ruff"
 "$venv/ruff" check src tests workflow/scripts

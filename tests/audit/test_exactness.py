@@ -37,14 +37,16 @@ def test_resispec_is_detected_as_inexact():
     assert max(row["kl"] for row in rows) > 1e-4 and max(row["tv"] for row in rows) > 1e-3
 
 
-def test_pruned_recursion_gives_certified_lower_bounds():
-    """With few histories the law is a sub-probability: its TV/KL lower bounds stay below the truth."""
+def test_pruned_recursion_gives_certified_intervals():
+    """With few histories the law is a sub-probability: its certified KL/TV intervals contain the truth."""
     node = logged_node(vocab=16, k=4, top=6, seed=3)
     full = node_exactness("resispec", node, max_histories=10**6, eps=0.0)
     pruned = node_exactness("resispec", node, max_histories=4, eps=0.0)
     assert full["law_err"] == 0.0 and pruned["law_err"] > 0.0
-    assert pruned["tv_lower"] <= full["tv"] + 1e-12
-    assert pruned["kl_lower"] <= full["kl"] + 1e-12
+    assert full["kl"] == full["kl_upper"] and full["tv"] == full["tv_upper"]
+    assert pruned["tv"] - 1e-12 <= full["tv"] <= pruned["tv_upper"] + 1e-12
+    assert pruned["kl"] - 1e-12 <= full["kl"] <= pruned["kl_upper"] + 1e-12
+    assert pruned["kl"] > 2 * pruned["tv"] ** 2  # tighter than Pinsker's bound from the TV lower end
     target, draft = reduced_pair(node)
     law = output_law("resispec", target, draft, 4)
     assert full["tv"] == pytest.approx(0.5 * float((law - target).abs().sum()), abs=1e-12)

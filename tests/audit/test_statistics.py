@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 
 from resispec.audit.aggregate import job_rows, node_extremes
-from resispec.audit.statistics import bootstrap_ci, kl_divergence, prompt_metrics, summarise, total_variation
+from resispec.audit.statistics import (
+    bootstrap_ci,
+    cluster_bootstrap,
+    kl_divergence,
+    paired_ratio,
+    prompt_metrics,
+    summarise,
+    total_variation,
+)
 
 
 def _record(accepted_lengths, wall=2.0, tried=(4, 2), accepted=(2, 1)):
@@ -60,18 +68,84 @@ def test_summarise_counts_units_with_a_value():
     assert rows["a"]["mean"] == 2.0 and rows["a"]["n"] == 2 and rows["b"]["n"] == 1
 
 
-def test_job_rows_use_certified_bounds_when_some_law_was_truncated():
-    """A job with a pruned node reports the KL lower bounds and how many nodes were truncated."""
+def test_paired_ratio_is_a_ratio_of_sums_and_pairs_the_prompts():
+    """Point value sum(num) / sum(den) over common prompts; pairing removes the shared prompt effect."""
+    rng = np.random.default_rng(0)
+    difficulty = rng.lognormal(0.0, 0.8, size=40)  # per prompt, shared by both methods
+    num = {f"p{i}": 1.3 * d * rng.lognormal(0, 0.02) for i, d in enumerate(difficulty)}
+    den = {f"p{i}": d * rng.lognormal(0, 0.02) for i, d in enumerate(difficulty)}
+    den["extra"] = 100.0  # not decoded by the numerator: left out
+    paired = paired_ratio(num, den, resamples=2000, seed=1)
+    common = [k for k in num if k in den]
+    assert paired.mean == pytest.approx(sum(num[k] for k in common) / sum(den[k] for k in common))
+    assert paired.low < paired.mean < paired.high and paired.high - paired.low < 0.03
+    unpaired = {k: v for k, v in zip(num, np.roll(list(num.values()), 7), strict=True)}  # prompts shuffled
+    shuffled = paired_ratio(unpaired, den, resamples=2000, seed=1)
+    assert shuffled.high - shuffled.low > 10 * (paired.high - paired.low)
+    assert paired == paired_ratio(num, den, resamples=2000, seed=1)
+    one = paired_ratio({"a": 2.0}, {"a": 1.0})
+    assert one.mean == 2.0 and math.isnan(one.low) and math.isnan(one.high)  # no interval from one prompt
+
+
+def test_cluster_bootstrap_resamples_whole_prompts():
+    """Nodes of one prompt move together: the clustered interval is wider than the node-level one."""
+    rng = np.random.default_rng(2)
+    prompt_effect = rng.normal(size=10)
+    values = [prompt_effect[i % 10] + 0.01 * rng.normal() for i in range(200)]
+    clusters = [f"p{i % 10}" for i in range(200)]
+    clustered = cluster_bootstrap(values, clusters, resamples=2000, seed=0)
+    naive = bootstrap_ci(values, resamples=2000, seed=0)
+    assert clustered.mean == pytest.approx(np.mean(values))
+    assert clustered.high - clustered.low > 3 * (naive.high - naive.low)
+    single = cluster_bootstrap([1.0, 2.0], ["a", "a"])
+    assert single.mean == 1.5 and math.isnan(single.low)
+
+
+def _node(kl, upper, law_err, prompt, scope="full", acceptance=0.7, alpha=0.8):
+    return {"method": "resispec", "scope": scope, "prompt_id": prompt, "kl": kl, "kl_upper": upper,
+            "tv": kl / 2, "tv_upper": upper / 2, "acceptance": acceptance, "alpha_star": alpha,
+            "law_err": law_err}  # fmt: skip
+
+
+def test_job_rows_report_the_full_vocabulary_kl_with_its_certified_ends():
+    """kl/kl_upper come from the full-vocabulary rows (lumped ones are suffixed), truncations counted."""
     job = {"table": "t", "row": "r", "method": "resispec", "dataset": "c4"}
-    nodes = [
-        {"kl": 0.2, "tv": 0.1, "kl_lower": 0.2, "tv_lower": 0.1, "acceptance": 0.9, "alpha_star": 0.8,
-         "law_err": 0.0},
-        {"kl": 9.0, "tv": 0.5, "kl_lower": 0.02, "tv_lower": 0.1, "acceptance": 0.7, "alpha_star": 0.6,
-         "law_err": 0.01},
-    ]  # fmt: skip
+    nodes = [_node(0.2, 0.2, 0.0, "a"), _node(0.02, 0.5, 0.01, "b"), _node(7.0, 7.0, 0.0, "a", "lumped")]
     rows = {r["metric"]: r for r in job_rows(job, [_record([2, 2])], nodes, {"audit": {"bootstrap": 20}})}
-    assert rows["kl"]["mean"] == pytest.approx(0.11)  # lower bounds 0.2 and 0.02
-    assert rows["truncated_nodes"]["mean"] == 1.0
+    assert rows["kl"]["mean"] == pytest.approx(0.11) and rows["kl_upper"]["mean"] == pytest.approx(0.35)
+    assert rows["kl"]["n"] == 2 and rows["kl_lumped"]["mean"] == 7.0
+    assert rows["truncated_nodes"]["mean"] == 1.0 and rows["truncated_nodes_lumped"]["mean"] == 0.0
     assert rows["accepted_length"]["mean"] == 2.0 and rows["accepted_length"]["table"] == "t"
     extremes = {r["metric"]: r["mean"] for r in node_extremes(nodes[:1])}
-    assert extremes["max_excess_over_alpha_star"] == pytest.approx(0.1)
+    assert extremes["max_excess_over_alpha_star"] == pytest.approx(-0.1)
+
+
+def _timed(method, prompt, lengths, wall, tokens=None):
+    record = _record(lengths, wall=wall)
+    record.update(method=method, prompt_id=prompt, **{"pass": "timing"})
+    if tokens is not None:
+        record["new_tokens"] = tokens
+    return record
+
+
+def test_ratio_rows_pair_every_other_method_of_the_run():
+    """speedup_vs_{m} and accepted_length_gain_vs_{m} per other method; no length gain over autoregressive,
+    no ratios for the autoregressive job itself; audit-pass replays are checked against the timing pass."""
+    run = [_timed("resispec", p, [3, 3], 1.0) for p in ("a", "b")]
+    run += [_timed("specinfer", p, [2, 2], 1.0) for p in ("a", "b")]
+    run += [_timed("autoregressive", p, [1] * 6, 3.0) for p in ("a", "b")]
+    job = {"table": "t", "row": "r", "method": "resispec"}
+    mine = run[:2]
+    audit = [dict(run[0], **{"pass": "audit"}), dict(run[1], new_tokens=[9], **{"pass": "audit"})]
+    rows = {r["metric"]: r for r in job_rows(job, mine, [], {"audit": {"bootstrap": 20}}, run_records=run,
+                                             audit_records=audit)}  # fmt: skip
+    assert rows["speedup_vs_specinfer"]["mean"] == pytest.approx(1.5)
+    assert rows["accepted_length_gain_vs_specinfer"]["mean"] == pytest.approx(1.5)
+    assert (
+        rows["speedup_vs_autoregressive"]["mean"] == pytest.approx(3.0)
+        and rows["speedup_vs_autoregressive"]["n"] == 2
+    )
+    assert "accepted_length_gain_vs_autoregressive" not in rows
+    assert rows["audit_replay_mismatches"]["mean"] == 1.0
+    ar = job_rows({**job, "method": "autoregressive"}, run[4:], [], {}, run_records=run)
+    assert not any("_vs_" in r["metric"] for r in ar)

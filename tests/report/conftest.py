@@ -16,6 +16,7 @@ import pytest
 TARGET, DRAFT, SMALL, EAGLE = "tiny-target", "tiny-draft", "tiny-draft-small", "tiny-eagle"
 DATASETS = ("cnn_dailymail", "openwebtext", "c4")
 ADD_ON = ("resispec", "ers")
+AR = "autoregressive"
 
 
 def _row(rng, key: dict, metric: str, mean: float, rel_sd: float = 0.05, n: int = 20) -> dict:
@@ -28,14 +29,41 @@ def _key(table, dataset, temperature, tree, method, host="specinfer", draft=DRAF
                 dataset=dataset, temperature=temperature, tree=tree, method=method)  # fmt: skip
 
 
+def _ratio_rows(rng, key: dict, means: dict[str, dict[str, float]], method: str) -> list[dict]:
+    """Paired ratio rows of ``method`` against every other method of its configuration (as the aggregator
+    writes them: speedup_vs_{m} from throughputs, accepted_length_gain_vs_{m}, none against AR's length)."""
+    rows = []
+    for other, theirs in means.items():
+        if other == method:
+            continue
+        rows.append(
+            _row(rng, key, f"speedup_vs_{other}", means[method]["throughput"] / theirs["throughput"], 0.03)
+        )
+        if other != AR:
+            gain = means[method]["accepted_length"] / theirs["accepted_length"]
+            rows.append(_row(rng, key, f"accepted_length_gain_vs_{other}", gain, 0.03))
+    return rows
+
+
 def _decode_rows(rng, table, configs, methods, host="specinfer", draft=DRAFT) -> list[dict]:
     rows = []
-    for (dataset, temperature, tree), method in itertools.product(configs, methods):
-        key = _key(table, dataset, temperature, tree, method, host, draft)
-        length = rng.uniform(1.5, 2.5) * (1.3 if method in ADD_ON else 1.0)
-        rows += [_row(rng, key, "accepted_length", length), _row(rng, key, "throughput", 20 * length)]
-        kl = 0.02 if method == "resispec" else 10 ** rng.uniform(-17, -15)
-        rows += [_row(rng, key, "kl", kl), _row(rng, key, "tv", np.sqrt(kl / 2))]
+    for dataset, temperature, tree in configs:
+        means = {AR: {"accepted_length": 1.0, "throughput": 40.0}}
+        for method in methods:
+            length = rng.uniform(1.5, 2.5) * (1.3 if method in ADD_ON else 1.0)
+            means[method] = {"accepted_length": length, "throughput": 20 * length}
+        for method, values in means.items():
+            key = _key(table, dataset, temperature, tree, method, host, draft)
+            rows += [_row(rng, key, metric, value) for metric, value in values.items()]
+            if method == AR:
+                continue
+            rows += _ratio_rows(rng, key, means, method)
+            kl = 0.02 if method == "resispec" else 10 ** rng.uniform(-17, -15)
+            rows += [
+                _row(rng, key, "kl", kl),
+                _row(rng, key, "kl_upper", kl * (2 if method == "resispec" else 1)),
+            ]
+            rows.append(_row(rng, key, "tv", np.sqrt(kl / 2)))
     return rows
 
 
@@ -77,24 +105,35 @@ def _figure_rows(rng) -> list[dict]:
     return rows
 
 
-def make_nodes(rng, n_nodes: int = 40) -> pd.DataFrame:
-    """Per-node audit rows: exact verifiers stay below alpha*; 'resispec' exceeds it on some nodes."""
+def make_nodes(rng, n_nodes: int = 40, n_full: int = 4, n_prompts: int = 10) -> pd.DataFrame:
+    """Per-node audit rows of both scopes (lumped, then ``n_full`` full-vocabulary rows), ``n_prompts``
+    prompts per configuration: exact verifiers stay below alpha*; 'resispec' exceeds it on some nodes,
+    has infinite KL on two lumped nodes, pruned laws (certified intervals) on three, and Monte Carlo
+    columns on its first full-vocabulary node."""
     rows = []
     for method, temperature in itertools.product(("specinfer", "ers", "resispec"), (0.6, 1.0)):
-        alpha = rng.uniform(0.4, 0.95, n_nodes)
+        size = n_nodes + n_full
+        alpha = rng.uniform(0.4, 0.95, size)
         gap = {"specinfer": 0.15, "ers": 0.03, "resispec": -0.01}[method]
-        acceptance = np.clip(alpha - gap * rng.uniform(0.0, 2.0, n_nodes), 0, 1)
-        kl = (
-            10 ** rng.uniform(-17, -14, n_nodes) if method != "resispec" else rng.uniform(1e-3, 5e-2, n_nodes)
-        )
-        law_err = np.zeros(n_nodes)
+        acceptance = np.clip(alpha - gap * rng.uniform(0.0, 2.0, size), 0, 1)
+        kl = 10 ** rng.uniform(-17, -14, size) if method != "resispec" else rng.uniform(1e-3, 5e-2, size)
+        upper, law_err = kl.copy(), np.zeros(size)
         if method == "resispec":
-            kl[:2] = np.inf  # a law that misses a token the target can emit
-            kl[2:5], law_err[2:5] = np.inf, 1e-9  # truncated laws: KL inflated by the truncation alone
+            kl[:2] = upper[:2] = np.inf  # a law that misses a token the target can emit
+            law_err[2:5], upper[2:5] = 1e-3, kl[2:5] * 3  # pruned laws: certified intervals
         key = dict(method=method, dataset="cnn_dailymail", temperature=temperature, tree="d5b3")
-        values = zip(acceptance, alpha, kl, law_err, strict=True)
-        rows += [{**key, "node": i, "acceptance": a, "alpha_star": s, "kl": k, "tv": min(np.sqrt(k / 2), 1.0),
-                  "law_err": e} for i, (a, s, k, e) in enumerate(values)]  # fmt: skip
+        for i in range(size):
+            tv = min(np.sqrt(kl[i] / 2), 1.0)
+            rows.append({**key, "node": i, "scope": "full" if i >= n_nodes else "lumped",
+                         "prompt_id": f"p{i % n_prompts}", "acceptance": acceptance[i],
+                         "alpha_star": alpha[i], "kl": kl[i], "kl_upper": upper[i], "tv": tv,
+                         "tv_upper": tv + law_err[i], "law_err": law_err[i]})  # fmt: skip
+        if method == "resispec":
+            first = rows[-n_full]
+            a, t = first["acceptance"], first["tv"]
+            first.update(mc_draws=100000, mc_acceptance=a, mc_acceptance_low=a - 0.003,
+                         mc_acceptance_high=a + 0.003, mc_tv=t, mc_tv_low=t - 0.003, mc_tv_high=t + 0.003,
+                         mc_consistent=True)  # fmt: skip
     return pd.DataFrame(rows)
 
 

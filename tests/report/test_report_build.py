@@ -12,6 +12,7 @@ import pytest
 from PIL import Image
 
 from resispec.report import build_report, latex
+from resispec.report.compare import COMPARABLE
 from resispec.report.tidy import read_nodes
 
 FIGURES = ("figure1", "figure3", "table3_plot", "table5_plot", "audit_scatter", "audit_kl")
@@ -100,23 +101,52 @@ def _finding(text: str, start: str, contains: str = "") -> str:
 
 
 def test_findings_state_exactness_from_the_numbers(built, synthetic_results):
+    """KL sentences use the full-vocabulary rows (the one KL), count nodes and prompts, and judge the level
+    from the certified interval; alpha* sentences count every audited row."""
     text = built["result"]["html"].read_text(encoding="utf-8")
     nodes = read_nodes(synthetic_results["nodes"])
     for method, rows in nodes.groupby("method"):
-        kl = _finding(text, f"{method}: ", "KL(p || law)")
-        assert ("NOT at floating-point level" in kl) == bool(
-            rows.query("law_err == 0")["kl"].max() >= 1e-8
-        ), kl
-        exact = rows[rows["law_err"] == 0]
-        assert f"over {len(exact)} nodes with an exact law" in kl
-        infinite = int((exact["kl"] == float("inf")).sum())
-        assert (f"KL = inf on {infinite} " in kl) == bool(infinite), kl
-        truncated = len(rows) - len(exact)
-        assert (f"{truncated} nodes had a truncated law" in kl) == bool(truncated), kl
+        full = rows[rows["scope"] == "full"]
+        kl = _finding(text, f"{method}: over", "KL(p || law)")
+        prompts = full[["temperature", "prompt_id"]].drop_duplicates().shape[0]
+        assert f"over {len(full)} nodes of {prompts} prompts" in kl, kl
+        assert ("NOT at floating-point level" in kl) == bool(full["kl"].min() >= 1e-8), kl
+        assert (": at floating-point level." in kl) == bool(full["kl_upper"].max() < 1e-8), kl
+        truncated = int((full["law_err"] > 0).sum())
+        assert (f"{truncated} nodes had a pruned law" in kl) == bool(truncated), kl
         above = int((rows["acceptance"] > rows["alpha_star"] + 1e-9).sum())
         sentence = _finding(text, f"{method}: acceptance")
         assert (f"on {above} of {len(rows)} nodes" in sentence) if above else ("never exceeds" in sentence)
+    assert "Source: per-node audit, full vocabulary" in text
+    monte_carlo = _finding(text, "resispec: the real sampler")
+    assert (
+        "100,000 times on each of 2 full-vocabulary nodes" in monte_carlo and "on 2 of 2 nodes" in monte_carlo
+    )
     assert "run_name: synthetic" in text
+
+
+def test_findings_count_verdicts_and_say_computed(built):
+    """Agreement findings count verdicts (never bare interval overlap) and say 'computed'."""
+    text = built["result"]["html"].read_text(encoding="utf-8")
+    comparison = built["comparison"]
+    paper = comparison[comparison["value"].notna()]
+    computed = paper.drop_duplicates(["table", "method", "metric", "order"])["ours"].notna().sum()
+    assert _finding(text, "We computed ").startswith(f"We computed {computed} of the ")
+    counts = paper[paper["metric"].isin(COMPARABLE)]["verdict"].value_counts()
+    verdicts = _finding(text, "Verdicts on the comparable cells")
+    for name in ("agrees", "disagrees", "inconclusive"):
+        assert f"{int(counts.get(name, 0))} {name}" in verdicts
+    assert "reproduced" not in text and "inside our 95% CI in" not in text
+
+
+def test_glance_shows_verdicts_and_autoregressive_speedups_above_the_tables(built):
+    """The at-a-glance block comes before the findings and the tables, with one speedup row per method."""
+    text = built["result"]["html"].read_text(encoding="utf-8")
+    assert text.index('id="at-a-glance"') < text.index('id="findings"') < text.index('id="tables"')
+    speedups = built["page"].tables["glance-speedups"]
+    ar = built["comparison"].query("metric == 'speedup_vs_autoregressive'")
+    assert len(speedups) == ar["method"].nunique() > 0
+    assert any(row.startswith("resispec ") for row in speedups)
 
 
 def test_pdf_is_skipped_with_a_message_without_latexmk(

@@ -57,7 +57,11 @@ def test_every_image_loads_and_every_table_is_present(built_report, tmp_path):
     source = page.read_text(encoding="utf-8")
     assert check["images"] == source.count('<img src="data:image/png;base64,') == 6
     assert check["loaded"] == check["images"]
-    expected = {f"cmp-table{i}" for i in range(1, 7)} | {"audit-summary", "environment-table"}
+    expected = {f"cmp-table{i}" for i in range(1, 7)} | {
+        "audit-summary",
+        "environment-table",
+        "glance-speedups",
+    }
     assert set(check["tables"]) == expected and len(check["tables"]) == source.count("<table")
 
 

@@ -22,6 +22,6 @@ class LocalRun:
 def local_test_run(tmp_path_factory) -> LocalRun:
     directory = copy_workflow(REPO, tmp_path_factory.mktemp("test-workflow") / "local")
     log = run_snakemake(
-        ["--cores", "2", "--retries", "1", *TEST_CONFIG], directory, clean_env(), 1800, "snakemake.log"
+        ["--cores", "2", "--retries", "1", *TEST_CONFIG], directory, clean_env(), 3600, "snakemake.log"
     )
     return LocalRun(directory, log)

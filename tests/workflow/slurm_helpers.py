@@ -23,10 +23,12 @@ COPY_IGNORE = {".git", ".venv", ".snakemake", "results", "logs", "src", "tests",
 COPY_IGNORE |= {".pytest_cache", ".ruff_cache", ".whl", ".gl", ".ipynb_checkpoints"}
 # Result sub-directories whose content legitimately differs between runs.
 SKIP_DIRS = {"logs", "benchmarks"}
-# Keys, columns and cell values that name timings (wall_s, time_draft_s, throughput, ...).
+# Keys, columns and cell values that name timings (wall_s, time_draft_s, throughput, speedup_vs_*, ...)
+# or the machine a record was measured on (threads: a local timed job takes every core, a SLURM job its
+# own allocation; hostname).
 TIMING = re.compile(
-    r"(^|_)(time|times|timing|wall|elapsed|duration|seconds|timestamp|date|datetime|throughput)(_|$)"
-    r"|_s$|^eta$",
+    r"(^|_)(time|times|timing|wall|elapsed|duration|seconds|timestamp|date|datetime|throughput|speedup"
+    r"|threads|hostname)(_|$)|_s$|^eta$",
     re.IGNORECASE,
 )
 

@@ -77,3 +77,18 @@ def test_bad_sheet_row_names_row_and_column(tmp_path, body, where):
     config = validate_config({"models": {"t": {"source": "hf:a/b"}, "d": {"source": "hf:a/c"}}})
     with pytest.raises(SheetError, match=where):
         load_sheet(_sheet(tmp_path, body), config)
+
+
+def test_each_rule_gets_only_the_settings_it_uses():
+    """threads reaches no job's settings; audit.bootstrap only aggregation's; sources need none."""
+    from resispec.workflow.config import RULE_SETTINGS, rule_settings
+
+    config = validate_config({})
+    every = {rule: rule_settings(config, rule) for rule in RULE_SETTINGS}
+    assert all("threads" not in settings for settings in every.values())
+    assert [rule for rule, s in every.items() if "bootstrap" in s.get("audit", {})] == ["aggregate"]
+    assert every["source_model"] == {} and "audit" not in every["train_model"]
+    assert every["decode"] == {key: config[key] for key in ("device", "dtype", "seed", "testing")}
+    assert set(every["audit_decode"]["audit"]) == {"top_tokens", "max_nodes", "nodes_per_prompt"}
+    with pytest.raises(ConfigError, match="unknown rule 'figures'"):
+        rule_settings(config, "figures")

@@ -12,7 +12,17 @@ def test_dry_run_has_every_table_and_figure(configfile):
     plan = snakemake(args, REPO, timeout=300).stdout
     for table in TABLES:
         assert re.search(rf"tables/{table}\.csv", plan), f"no aggregate job for {table} ({configfile})"
-    for rule in ("prepare_model", "prepare_data", "decode", "exactness", "aggregate", "notebook", "report"):
+    rules = (
+        "prepare_model",
+        "prepare_data",
+        "decode",
+        "audit_decode",
+        "exactness",
+        "aggregate",
+        "notebook",
+        "report",
+    )
+    for rule in rules:
         assert re.search(rf"^{rule}\s+\d+$", plan, re.MULTILINE), f"no {rule} job ({configfile})"
 
 
@@ -42,3 +52,16 @@ def test_bad_config_key_stops_the_run_naming_the_key():
     result = snakemake(["-n", "--cores", "1", "--config", "thredas=2"], REPO, check=False)
     assert result.returncode != 0
     assert "config key 'thredas'" in result.stdout + result.stderr
+
+
+def test_timed_jobs_take_every_core():
+    """A timing-pass job asks for every core Snakemake may use, so no other job runs beside it; the audit
+    pass and the CPU rules keep the configured threads."""
+    plan = snakemake(["-n", "--forceall", "--cores", "3", "--configfile", ".test/config.yaml"], REPO).stdout
+    threads = {}
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", plan):
+        match = re.match(r"(?:local)?rule (\w+):", block)
+        found = re.search(r"^\s+threads: (\d+)$", block, re.MULTILINE)
+        if match:  # Snakemake prints no threads line for one thread
+            threads.setdefault(match.group(1), set()).add(int(found.group(1)) if found else 1)
+    assert threads["decode"] == {3} and threads["audit_decode"] == {1} and threads["exactness"] == {1}

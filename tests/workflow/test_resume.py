@@ -2,7 +2,6 @@
 duplicated, and the records equal those of an uninterrupted run (timings aside)."""
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -10,11 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-
-from resispec.corpora import build_prompts, load_corpus, write_prompts
-from resispec.models.loading import load_tokenizer
-from resispec.models.tiny import build
-from resispec.workflow.steps.common import write_json
+import torch
+from workflow_helpers import tiny_decoding_dir
 
 TIMINGS = {"wall_s", "time_draft_s", "time_target_s", "time_verify_s", "shaping_time_s"}
 JOB = {
@@ -26,23 +22,19 @@ JOB = {
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     root = tmp_path_factory.mktemp("resume")
-    for name, spec in (("t", "layers=2,hidden=64,seed=1"), ("d", "layers=1,hidden=32,seed=2")):
-        build(spec, root / name)
-        write_json(root / name / "READY.json", {"kind": "source", "source": f"tiny:{spec}"})
-    rows = load_corpus("c4", 12, data_dir=os.environ.get("RESISPEC_DATA_DIR"))
-    prompts = build_prompts(
-        rows, load_tokenizer(root / "t"), prompt_tokens=16, max_new_tokens=24, dataset="c4"
-    )
-    write_prompts(root / "prompts.jsonl", prompts)
+    tiny_decoding_dir(root, prompts=12, prompt_tokens=16, max_new_tokens=24)
     return root
 
 
-def decode_cmd(root: Path, out: str) -> list[str]:
-    settings = {"seed": 3, "device": "cpu", "dtype": "float32", "audit": {"top_tokens": 16, "max_nodes": 40}}
+def decode_cmd(root: Path, out: str, command: str = "decode") -> list[str]:
+    """The timing pass (`decode`) or the audit pass (`audit-decode`: 10 prompts of 4 nodes, 2 methods)."""
+    audit = {"top_tokens": 16, "max_nodes": 40, "nodes_per_prompt": 4, "full_vocab_nodes": 2}
+    settings = {"seed": 3, "device": "cpu", "dtype": "float32", "audit": audit}
+    extra = ["--audit", str(root / f"{out}.pt")] if command == "audit-decode" else []
     return [
-        sys.executable, "-m", "resispec", "decode", "--prompts", str(root / "prompts.jsonl"),
+        sys.executable, "-m", "resispec", command, "--prompts", str(root / "prompts.jsonl"),
         "--target", str(root / "t" / "READY.json"), "--draft", str(root / "d" / "READY.json"),
-        "--records", str(root / f"{out}.jsonl"), "--audit", str(root / f"{out}.pt"),
+        "--records", str(root / f"{out}.jsonl"), *extra,
         "--job", json.dumps(JOB), "--settings", json.dumps(settings), "--threads", "1",
     ]  # fmt: skip
 
@@ -54,12 +46,14 @@ def without_timings(path: Path) -> list[dict]:
     ]
 
 
-def test_killed_decode_resumes_without_loss_or_duplicates(setup):
+@pytest.mark.parametrize(("command", "records"), [("decode", 24), ("audit-decode", 20)])
+def test_killed_decode_resumes_without_loss_or_duplicates(setup, command, records):
     root = setup
-    subprocess.run(decode_cmd(root, "straight"), check=True, capture_output=True, timeout=600)
-    partial = root / "killed.jsonl.partial"
+    straight_run, killed_run = f"straight-{command}", f"killed-{command}"
+    subprocess.run(decode_cmd(root, straight_run, command), check=True, capture_output=True, timeout=600)
+    partial = root / f"{killed_run}.jsonl.partial"
     process = subprocess.Popen(
-        decode_cmd(root, "killed"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        decode_cmd(root, killed_run, command), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and process.poll() is None:
@@ -70,14 +64,22 @@ def test_killed_decode_resumes_without_loss_or_duplicates(setup):
     process.send_signal(signal.SIGKILL)
     process.wait()
     finished_before = len(partial.read_text().splitlines())
-    assert 5 <= finished_before < 24
-    assert not (root / "killed.jsonl").exists(), "a killed job must not publish its output"
+    assert 5 <= finished_before < records
+    assert not (root / f"{killed_run}.jsonl").exists(), "a killed job must not publish its output"
     resumed = subprocess.run(
-        decode_cmd(root, "killed"), check=True, capture_output=True, text=True, timeout=600
+        decode_cmd(root, killed_run, command), check=True, capture_output=True, text=True, timeout=600
     )
     assert f"{finished_before} done" in resumed.stderr + resumed.stdout
-    straight, killed = without_timings(root / "straight.jsonl"), without_timings(root / "killed.jsonl")
+    straight, killed = (
+        without_timings(root / f"{straight_run}.jsonl"),
+        without_timings(root / f"{killed_run}.jsonl"),
+    )
     keys = [(r["method"], r["prompt_id"]) for r in killed]
-    assert len(keys) == len(set(keys)) == 24, "records lost or duplicated"
+    assert len(keys) == len(set(keys)) == records, "records lost or duplicated"
     assert killed == straight, "a resumed job must produce exactly the uninterrupted job's records"
     assert not partial.exists()
+    if command == "audit-decode":  # the audited nodes too, full rows included
+        nodes = [
+            torch.load(root / f"{name}.pt", weights_only=True)["nodes"] for name in (straight_run, killed_run)
+        ]
+        assert nodes[0] == nodes[1] and any("full" in node for node in nodes[0])

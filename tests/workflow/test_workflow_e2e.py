@@ -3,9 +3,11 @@ exactness audit holding where it must (exact verifiers at floating-point level, 
 
 import csv
 import json
+import re
+import shutil
 
 import pytest
-from workflow_helpers import TABLES, snakemake
+from workflow_helpers import TABLES, TEST_CONFIG, snakemake
 
 pytestmark = pytest.mark.slow
 EXACT = {"specinfer", "sequoia", "ers"}
@@ -38,6 +40,22 @@ def test_every_table_has_every_job(run_dir):
         assert {r["row"] for r in rows} == sheet_rows, table
         methods = {(r["row"], r["method"]) for r in rows if r["metric"] == "accepted_length"}
         assert all((row, "ers") in methods for row in sheet_rows), f"{table}: ers missing"
+        assert all((row, "autoregressive") in methods for row in sheet_rows), f"{table}: baseline missing"
+        speedups = {(r["row"], r["method"]) for r in rows if r["metric"] == "speedup_vs_autoregressive"}
+        assert speedups == {(row, m) for row, m in methods if m != "autoregressive"}, table
+
+
+def test_records_say_their_pass_and_machine(run_dir):
+    """Timing records in results/raw, audit-pass records apart; both name device, host and threads."""
+    results = run_dir / ".test" / "results"
+    for folder, name in (("raw", "timing"), ("audit", "audit")):
+        for path in sorted((results / folder).glob("*.jsonl")):
+            for record in map(json.loads, path.read_text().splitlines()):
+                assert record["pass"] == name and record["device"] == "cpu", path
+                assert record["hostname"] and record["threads"] >= 1, path
+    rows = read_table(run_dir, "table4")
+    assert all(float(r["mean"]) == 0 for r in rows if r["metric"] == "audit_replay_mismatches")
+    assert any(r["metric"] == "kl" for r in rows) and any(r["metric"] == "kl_lumped" for r in rows)
 
 
 def test_exact_methods_are_exact_and_below_alpha_star(run_dir):
@@ -58,12 +76,34 @@ def test_accepted_length_is_within_tree_depth(run_dir):
             assert 1.0 <= float(row["mean"]) <= depth
 
 
+def _planned_jobs(run_dir, tmp_path, overlay: str) -> dict[str, int]:
+    """Job counts of a dry run of the finished `.test` workflow with ``overlay`` (YAML) on top."""
+    extra = tmp_path / "overlay.yaml"
+    extra.write_text(overlay)
+    args = ["-n", "--cores", "2", *TEST_CONFIG[:2], str(extra), *TEST_CONFIG[2:]]
+    plan = snakemake(args, run_dir, timeout=600).stdout
+    stats = plan.split("Job stats:", 1)[1].split("\n\n", 1)[0] if "Job stats:" in plan else ""
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", stats, re.MULTILINE)}
+
+
+def test_changing_the_bootstrap_reruns_only_aggregation_and_the_report(run_dir, tmp_path):
+    jobs = _planned_jobs(run_dir, tmp_path, "audit:\n  bootstrap: 300\n")
+    assert jobs.get("aggregate") == len(TABLES), jobs
+    assert set(jobs) <= {"aggregate", "notebook", "report", "all", "total"}, jobs
+
+
+def test_changing_threads_retrains_nothing(run_dir, tmp_path):
+    jobs = _planned_jobs(run_dir, tmp_path, "threads: 2\n")
+    assert "prepare_model" not in jobs and "decode" not in jobs, jobs
+
+
 def test_reruns_are_identical(run_dir):
     """Seeds make reruns identical: decoding one run again reproduces its records (timings aside)."""
     records = sorted((run_dir / ".test" / "results" / "raw").glob("*.jsonl"))[0]
     before = [json.loads(line) for line in records.read_text().splitlines()]
     target = str(records.relative_to(run_dir))
-    args = ["--cores", "2", "--configfile", ".test/config.yaml", "--forcerun", "decode", target]
+    # the target first: --forcerun takes every value after it; the run's own config, so no params change
+    args = [target, "--cores", "2", *TEST_CONFIG, "--forcerun", "decode"]
     snakemake(args, run_dir, timeout=600)
     after = [json.loads(line) for line in records.read_text().splitlines()]
     strip = lambda rows: [{k: v for k, v in r.items() if "time" not in k and k != "wall_s"} for r in rows]  # noqa: E731
@@ -73,6 +113,15 @@ def test_reruns_are_identical(run_dir):
 def test_report_is_built(run_dir):
     html = (run_dir / ".test" / "reports" / "report.html").read_text()
     assert "<table" in html and "data:image/png;base64" in html
+    assert 'id="at-a-glance"' in html and 'id="glance-speedups"' in html
+
+
+@pytest.mark.skipif(
+    shutil.which("latexmk") is None, reason="latexmk not installed (scripts/system-packages.sh run)"
+)
+def test_report_pdf_is_built(run_dir):
+    """The workflow's report job also writes report.pdf where LaTeX is installed (setup.sh run does it)."""
+    assert (run_dir / ".test" / "reports" / "report.pdf").read_bytes().startswith(b"%PDF")
 
 
 def test_snakemake_report_has_a_caption_for_every_result(run_dir):

@@ -45,3 +45,23 @@ def snakemake(
             f"snakemake {' '.join(args)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
         )
     return result
+
+
+def tiny_decoding_dir(root: Path, prompts: int, prompt_tokens: int, max_new_tokens: int) -> list[dict]:
+    """A tiny target ``t`` and draft ``d`` (READY.json each) and ``prompts.jsonl`` of ``prompts`` C4
+    prompts under ``root``, for running `resispec decode` / `audit-decode` directly; returns the prompts."""
+    from resispec.corpora import build_prompts, load_corpus, write_prompts
+    from resispec.models.loading import load_tokenizer
+    from resispec.models.tiny import build
+    from resispec.workflow.steps.common import write_json
+
+    for name, spec in (("t", "layers=2,hidden=64,seed=1"), ("d", "layers=1,hidden=32,seed=2")):
+        build(spec, root / name)
+        write_json(root / name / "READY.json", {"kind": "source", "source": f"tiny:{spec}"})
+    rows = load_corpus("c4", prompts, data_dir=clean_env().get("RESISPEC_DATA_DIR"))
+    tokenizer = load_tokenizer(root / "t")
+    out = build_prompts(
+        rows, tokenizer, prompt_tokens=prompt_tokens, max_new_tokens=max_new_tokens, dataset="c4"
+    )
+    write_prompts(root / "prompts.jsonl", out)
+    return out

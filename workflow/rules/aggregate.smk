@@ -19,6 +19,6 @@ rule aggregate:
     threads: 1
     params:
         jobs=table_jobs_json,
-        settings=settings_json(),
+        settings=settings_json("aggregate"),
     script:
         "../scripts/aggregate.py"

@@ -3,8 +3,10 @@
 # that any table asks of that configuration, so tables that share settings share the run.
 import json
 
+from snakemake.exceptions import WorkflowError
+
 from resispec.decoding.tree_specs import profile_methods
-from resispec.workflow.config import validate_config
+from resispec.workflow.config import rule_settings, validate_config
 from resispec.workflow.sheets import expand_jobs, group_runs
 from resispec.workflow.paths import WorkflowPaths
 
@@ -14,6 +16,18 @@ TABLE_JOBS = {}
 for _job in expand_jobs(config):
     TABLE_JOBS.setdefault(_job.table, []).append(_job)
 RUNS = group_runs([job for jobs in TABLE_JOBS.values() for job in jobs])
+FULL_VOCAB_RUNS = {
+    job.run
+    for table in config["audit"]["full_vocab_tables"]
+    for job in TABLE_JOBS.get(table, [])
+}
+MONTE_CARLO_RUNS = list(
+    dict.fromkeys(
+        job.run
+        for table in config["audit"]["monte_carlo_tables"]
+        for job in TABLE_JOBS.get(table, [])
+    )
+)
 TABLES = sorted(TABLE_JOBS)
 
 
@@ -39,9 +53,44 @@ def rule_resource(rule, key):
     return config["resources"][key] if value is None else value
 
 
-def settings_json():
-    keys = ("device", "dtype", "threads", "seed", "data", "audit", "testing")
-    return json.dumps({key: config[key] for key in keys}, sort_keys=True)
+def settings_json(rule):
+    """The settings a rule's jobs use, and only those (resispec.workflow.config.RULE_SETTINGS)."""
+    return json.dumps(rule_settings(config, rule), sort_keys=True)
+
+
+def model_settings(wildcards):
+    """Trained models get the training settings; materialized sources need none."""
+    spec = config["models"][wildcards.model]
+    return settings_json("source_model" if "source" in spec else "train_model")
+
+
+def full_vocab_nodes(wildcards):
+    """Nodes per method of this run whose full rows are kept (audit.full_vocab_tables)."""
+    return (
+        config["audit"]["full_vocab_nodes"] if wildcards.run in FULL_VOCAB_RUNS else 0
+    )
+
+
+def monte_carlo_nodes(wildcards):
+    """Full-vocabulary nodes of this run cross-checked by Monte Carlo: audit.monte_carlo_nodes in all,
+    spread evenly over the runs of audit.monte_carlo_tables in sheet order (node i goes to run
+    floor(i R / N): with Table 4's six runs and two nodes, its first T = 1 and first T = 0.6 rows).
+    """
+    runs, total = MONTE_CARLO_RUNS, config["audit"]["monte_carlo_nodes"]
+    if wildcards.run not in runs:
+        return 0
+    where = runs.index(wildcards.run)
+    return sum(i * len(runs) // total == where for i in range(total))
+
+
+def timed_threads():
+    """A timed job takes every core this Snakemake may use locally, so that no other job of the workflow
+    runs beside it; under a cluster executor (no local core count) the configured threads.
+    """
+    try:
+        return max(config["threads"], workflow.cores)
+    except WorkflowError:
+        return config["threads"]
 
 
 def teacher_inputs(wildcards):
@@ -82,6 +131,7 @@ def table_inputs(wildcards):
     runs = sorted({job.run for job in TABLE_JOBS[wildcards.table]})
     return {
         "records": [PATHS.raw(run) for run in runs],
+        "audit_records": [PATHS.audit_records(run) for run in runs],
         "exactness": [PATHS.exactness(run) for run in runs],
     }
 

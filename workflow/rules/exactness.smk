@@ -1,5 +1,7 @@
-# Stage 4: exactness audit of every decoding job: per verified node, the exact output law of the
-# verifier (resispec.verify) against the target, KL and TV with scipy, acceptance against alpha*.
+# Stage 4: exactness audit of every run's audit pass: per sampled node, the exact output law of the
+# verifier (resispec.verify) against the target, KL and TV with scipy, acceptance against alpha*, on
+# the lumped top-token vocabulary and, for the nodes with full rows, on the full vocabulary (with a
+# Monte Carlo cross-check of the real sampler on the runs of audit.monte_carlo_tables).
 
 
 rule exactness:
@@ -14,6 +16,7 @@ rule exactness:
     threads: 1
     params:
         job=run_json,
-        settings=settings_json(),
+        settings=settings_json("exactness"),
+        monte_carlo_nodes=monte_carlo_nodes,
     script:
         "../scripts/exactness.py"

@@ -13,6 +13,6 @@ rule prepare_data:
     threads: 1
     params:
         dataset="{dataset}",
-        settings=settings_json(),
+        settings=settings_json("prepare_data"),
     script:
         "../scripts/prepare_data.py"

@@ -20,6 +20,6 @@ rule prepare_model:
     params:
         model="{model}",
         spec=lambda wildcards: model_spec(wildcards.model),
-        settings=settings_json(),
+        settings=model_settings,
     script:
         "../scripts/prepare_model.py"

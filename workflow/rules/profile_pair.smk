@@ -15,7 +15,7 @@ rule profile_pair:
         PATHS.benchmark("profile_pair", "{target}/{draft}")
     conda:
         "../../environment.yml"
-    threads: config["threads"]
+    threads: timed_threads()
     resources:
         mem_mb=config["resources"]["mem_mb"],
         runtime=config["resources"]["runtime"],
@@ -23,6 +23,6 @@ rule profile_pair:
         temperatures=lambda wildcards: pair_needs(wildcards)["temperatures"],
         methods=lambda wildcards: pair_needs(wildcards)["methods"],
         profile_settings=json.dumps(config["profile"], sort_keys=True),
-        settings=settings_json(),
+        settings=settings_json("profile_pair"),
     script:
         "../scripts/profile_pair.py"

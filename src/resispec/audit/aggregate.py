@@ -1,5 +1,15 @@
 """Tidy tables: the raw records and exactness rows of one table's jobs -> one row per (job, metric)
-with its mean, bootstrap 95% interval and count (`results/tables/{table}.csv`)."""
+with its mean, 95% interval and count (`results/tables/{table}.csv`).
+
+- Record metrics (accepted length, throughput, times) come from the timing pass only, with a bootstrap
+  over prompts; ``n`` is the number of prompts.
+- Ratios to every other method of the same run, ``speedup_vs_{m}`` (throughput) and
+  ``accepted_length_gain_vs_{m}``, are paired: ratio of sums over the prompts both decoded, bootstrap
+  resampling the same prompts for both (`statistics.paired_ratio`); ``n`` is the number of prompts.
+- Node metrics come from the exactness rows, with a bootstrap clustered by prompt; ``n`` counts nodes.
+  ``kl``/``tv`` (and their certified ``*_upper`` ends) are the full-vocabulary audit, the one KL the
+  report uses (`resispec.audit.bounds`); ``*_lumped`` are the top-token audit, labelled so.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +19,10 @@ from pathlib import Path
 
 KEYS = ["table", "row", "host", "target", "draft", "dataset", "temperature", "tree", "method"]
 COLUMNS = KEYS + ["metric", "mean", "ci_low", "ci_high", "n"]
-NODE_METRICS = ("kl", "tv", "kl_lower", "tv_lower", "acceptance", "alpha_star", "bound", "law_err")
+NODE_METRICS = ("kl", "kl_upper", "tv", "tv_upper", "acceptance", "alpha_star", "bound", "law_err")
+SCOPE_SUFFIX = {"full": "", "lumped": "_lumped"}  # node metrics of each audit scope in the tidy tables
+AUTOREGRESSIVE = "autoregressive"
+RATIOS = {"speedup": "throughput", "accepted_length_gain": "accepted_length"}  # ratio -> per-prompt metric
 
 
 def read_records(path: str) -> list[dict]:
@@ -22,60 +35,106 @@ def read_nodes(path: str) -> list[dict]:
         return [
             {
                 "method": row["method"],
+                "scope": row.get("scope") or "lumped",
+                "prompt_id": row.get("prompt_id") or "",
                 **{k: float(row[k]) for k in NODE_METRICS if row.get(k) not in (None, "")},
             }
             for row in csv.DictReader(handle)
         ]
 
 
-def _without(node: dict, keys: tuple[str, ...]) -> dict:
-    return {k: v for k, v in node.items() if k not in keys}
-
-
-def _kl_tv(nodes: list[dict]) -> list[dict]:
-    """Per node KL and TV: exact where every audited law of the job is exact; where some laws were
-    truncated (history-dependent verifiers), the certified lower bounds instead, so `kl` is then a
-    lower bound of the mean KL (flagged by `truncated_nodes` > 0)."""
-    exact = all(n.get("law_err", 0.0) == 0.0 for n in nodes)
-    keys = ("kl", "tv") if exact else ("kl_lower", "tv_lower")
-    return [{"kl": n[keys[0]], "tv": n[keys[1]]} for n in nodes]
-
-
-def _truncated(nodes: list[dict]) -> list[dict]:
-    """How many audited nodes had a truncated (certified-bound) law instead of an exact one."""
-    if not nodes:
-        return []
-    count = float(sum(n.get("law_err", 0.0) > 0 for n in nodes))
-    return [{"metric": "truncated_nodes", "mean": count, "ci_low": count, "ci_high": count, "n": len(nodes)}]
+def _fixed(metric: str, value: float, n: int) -> dict:
+    return {"metric": metric, "mean": value, "ci_low": value, "ci_high": value, "n": n}
 
 
 def node_extremes(nodes: list[dict]) -> list[dict]:
-    """Worst cases over nodes: the largest KL and the largest acceptance excess over alpha* and over
-    the method's own bound (when recorded)."""
-    if not nodes:
+    """Worst cases over exact-law nodes (either scope): the largest KL and acceptance excess over alpha*
+    and over the method's own bound (when recorded)."""
+    exact = [node for node in nodes if node.get("law_err", 0.0) == 0.0]
+    if not exact:
         return []
-    excess = max(node["acceptance"] - node["alpha_star"] for node in nodes)  # exact-law nodes only
-    worst_kl = max(node["kl"] for node in nodes)
-    extremes = [("max_excess_over_alpha_star", excess), ("kl_max", worst_kl)]
-    if all("bound" in node for node in nodes):  # each method against the bound of its own candidate law
-        extremes.append(("max_excess_over_bound", max(node["acceptance"] - node["bound"] for node in nodes)))
-    return [
-        {"metric": name, "mean": value, "ci_low": value, "ci_high": value, "n": len(nodes)}
-        for name, value in extremes
-    ]
+    excess = max(node["acceptance"] - node["alpha_star"] for node in exact)
+    worst_kl = max(node["kl"] for node in exact)
+    rows = [_fixed("max_excess_over_alpha_star", excess, len(exact)), _fixed("kl_max", worst_kl, len(exact))]
+    if all("bound" in node for node in exact):  # each method against the bound of its own candidate law
+        worst = max(node["acceptance"] - node["bound"] for node in exact)
+        rows.append(_fixed("max_excess_over_bound", worst, len(exact)))
+    return rows
 
 
-def job_rows(job: dict, records: list[dict], nodes: list[dict], settings: dict) -> list[dict]:
+def node_rows(nodes: list[dict], *, resamples: int, seed: int) -> list[dict]:
+    """Per scope: mean node metrics with a bootstrap over prompts, and the count of truncated laws."""
+    from resispec.audit.statistics import cluster_bootstrap
+
+    rows = []
+    for scope, suffix in SCOPE_SUFFIX.items():
+        mine = [node for node in nodes if node["scope"] == scope]
+        if not mine:
+            continue
+        prompts = [node["prompt_id"] for node in mine]
+        for metric in NODE_METRICS[:-1]:
+            values = [node.get(metric, float("nan")) for node in mine]
+            mean, low, high = cluster_bootstrap(values, prompts, resamples=resamples, seed=seed)
+            rows.append(
+                {"metric": metric + suffix, "mean": mean, "ci_low": low, "ci_high": high, "n": len(mine)}
+            )
+        truncated = float(sum(n.get("law_err", 0) > 0 for n in mine))
+        infinite = float(sum(n.get("kl", 0.0) == float("inf") for n in mine))  # the law misses a token of p
+        rows += [
+            _fixed("truncated_nodes" + suffix, truncated, len(mine)),
+            _fixed("kl_inf_nodes" + suffix, infinite, len(mine)),
+        ]
+    return rows + node_extremes(nodes)
+
+
+def ratio_rows(job: dict, run_records: list[dict], *, resamples: int, seed: int) -> list[dict]:
+    """Paired ratios of this job's method to every other method decoded in the same run's timing pass."""
+    from resispec.audit.statistics import paired_ratio, prompt_metrics
+
+    if job["method"] == AUTOREGRESSIVE:
+        return []
+    per_method: dict[str, dict[str, dict]] = {}
+    for record in run_records:
+        per_method.setdefault(record["method"], {})[record["prompt_id"]] = prompt_metrics(record)
+    mine, rows = per_method.get(job["method"], {}), []
+    for other, theirs in sorted(per_method.items()):
+        for ratio, metric in RATIOS.items():
+            if other == job["method"] or (other == AUTOREGRESSIVE and ratio == "accepted_length_gain"):
+                continue
+            num = {pid: values[metric] for pid, values in mine.items()}
+            den = {pid: values[metric] for pid, values in theirs.items()}
+            mean, low, high = paired_ratio(num, den, resamples=resamples, seed=seed)
+            rows.append({"metric": f"{ratio}_vs_{other}", "mean": mean, "ci_low": low, "ci_high": high,
+                         "n": len(set(num) & set(den))})  # fmt: skip
+    return rows
+
+
+def replay_rows(records: list[dict], audit_records: list[dict]) -> list[dict]:
+    """How many audit-pass generations differ from the timing pass's (same seeds: 0 expected on a CPU)."""
+    if not audit_records:
+        return []
+    timing = {record["prompt_id"]: record["new_tokens"] for record in records}
+    replayed = [r for r in audit_records if r["prompt_id"] in timing]
+    if not replayed:
+        return []
+    differ = sum(r["new_tokens"] != timing[r["prompt_id"]] for r in replayed)
+    return [_fixed("audit_replay_mismatches", float(differ), len(replayed))]
+
+
+def job_rows(job: dict, records: list[dict], nodes: list[dict], settings: dict, *, run_records=None,
+             audit_records=()) -> list[dict]:  # fmt: skip
+    """Tidy rows of one job: its timing-pass records, paired ratios to the other methods of
+    ``run_records`` (the run's timing records), audit-pass replay checks, its nodes."""
     from resispec.audit.statistics import prompt_metrics, summarise
 
     resamples = settings.get("audit", {}).get("bootstrap", 1000)
     seed = settings.get("seed", 0)
-    rows = summarise([prompt_metrics(r) for r in records], resamples=resamples, seed=seed)
-    nodes = [{k: v for k, v in node.items() if k != "method"} for node in nodes]
-    rows += summarise([_without(n, ("kl", "tv")) for n in nodes], resamples=resamples, seed=seed)
-    rows += summarise(_kl_tv(nodes), resamples=resamples, seed=seed)
-    exact = [n for n in nodes if n.get("law_err", 0.0) == 0.0]
-    rows += node_extremes(exact) + _truncated(nodes)
+    timing = [r for r in records if r.get("pass", "timing") == "timing"]
+    run_timing = [r for r in run_records or [] if r.get("pass", "timing") == "timing"]
+    rows = summarise([prompt_metrics(r) for r in timing], resamples=resamples, seed=seed)
+    rows += ratio_rows(job, run_timing, resamples=resamples, seed=seed)
+    rows += replay_rows(timing, [r for r in audit_records if r["method"] == job["method"]])
+    rows += node_rows(nodes, resamples=resamples, seed=seed)
     keys = {key: job.get(key, "") for key in KEYS}
     keys["row"] = job["row"]
     return [{**keys, **row} for row in rows]
@@ -89,20 +148,30 @@ def run_of(path: str) -> str:
     return name
 
 
-def table_rows(jobs: list[dict], record_files, node_files, settings: dict) -> list[dict]:
-    """Tidy rows of every job of a table, from the record JSONL and exactness CSV files of its runs."""
-    records, nodes = {}, {}
-    for record_file, node_file in zip(record_files, node_files, strict=True):
-        for record in read_records(record_file):
-            records.setdefault(run_of(record_file), []).append(record)
-        nodes.setdefault(run_of(node_file), []).extend(read_nodes(node_file))
+def _by_run(files, reader) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for path in files or []:
+        out.setdefault(run_of(path), []).extend(reader(path))
+    return out
+
+
+def table_rows(
+    jobs: list[dict], record_files, node_files, settings: dict, audit_record_files=()
+) -> list[dict]:
+    """Tidy rows of every job of a table, from the timing records, exactness CSVs and audit-pass
+    records of its runs."""
+    records, nodes = _by_run(record_files, read_records), _by_run(node_files, read_nodes)
+    audits = _by_run(audit_record_files, read_records)
     out = []
     for job in jobs:
-        mine = [r for r in records.get(job["run"], []) if r["method"] == job["method"]]
+        run = records.get(job["run"], [])
+        mine = [r for r in run if r["method"] == job["method"]]
         audited = [n for n in nodes.get(job["run"], []) if n["method"] == job["method"]]
         if not mine:
-            raise ValueError(f"aggregate: no records for run {job['run']} method {job['method']}")
-        out += job_rows(job, mine, audited, settings)
+            raise ValueError(f"aggregate: no records for run {job['run']!r} method {job['method']!r}")
+        out += job_rows(
+            job, mine, audited, settings, run_records=run, audit_records=audits.get(job["run"], [])
+        )
     return out
 
 

@@ -1,22 +1,31 @@
 """Exactness of logged tree nodes: the verifier's exact output law against the target.
 
 A logged node (see `resispec.decoding.records.audit_entry`) keeps the union of the top tokens of target and
-draft and the two remaining masses. The audit lumps the remainder into one extra token, so every
-distribution is exact on that reduced vocabulary; the verifier's law is computed there (float64),
-and KL / TV against the target use scipy. Each node's acceptance is reported against alpha* (the bound
-for k i.i.d. candidates) and against ``bound``, the bound of the method's own candidate law
-(``resispec.verify.acceptance_bound``: alpha*_wor for sequoia).
+draft and the two remaining masses. The *lumped* audit (rows with scope "lumped") lumps the remainder
+into one extra token, so every distribution is exact on that reduced vocabulary; the verifier's law is
+computed there (float64), with KL / TV against the target (`resispec.audit.bounds`: certified bounds
+when the history recursion pruned). Lumping changes what a history-dependent verifier does (ResiSpec's
+budgeting and fill order see one token for the whole tail), so these rows are labelled lumped; the
+full-vocabulary audit (`resispec.audit.full_vocab`, scope "full") is the reference. Each node's
+acceptance is reported against alpha* (the bound for k i.i.d. candidates) and against ``bound``, the
+bound of the method's own candidate law (``resispec.verify.acceptance_bound``: alpha*_wor for sequoia).
 """
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
-from resispec.audit.statistics import kl_divergence, total_variation
+from resispec.audit.bounds import law_bounds
 from resispec.verify import acceptance_bound, alpha_star, evaluate
 
 EXACTNESS_METHODS = ("specinfer", "sequoia", "ers", "resispec", "optimal", "deterministic")
+NODE_KEYS = (
+    "step",
+    "depth",
+    "prompt_id",
+    "position",
+    "verified_nodes",
+)  # where the node sits in its generation
 
 
 def reduced_pair(node: dict) -> tuple[torch.Tensor, torch.Tensor]:
@@ -27,22 +36,27 @@ def reduced_pair(node: dict) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def node_exactness(method: str, node: dict, *, max_histories: int = 20000, eps: float = 1e-9) -> dict:
-    """KL, TV, exact acceptance and alpha* of one node under `method`."""
+    """KL, TV, exact acceptance and alpha* of one node under `method`, on its lumped vocabulary."""
     target, draft = reduced_pair(node)
-    k = len(node["candidates"])
+    return law_row(method, target, draft, len(node["candidates"]), max_histories=max_histories, eps=eps)
+
+
+def law_row(
+    method: str, target: torch.Tensor, draft: torch.Tensor, k: int, *, max_histories: int, eps: float
+) -> dict:
+    """KL, TV (certified intervals), acceptance and alpha* of `method` with k candidates on one (p, q) pair
+    [V] float64, each summing to 1."""
     result = evaluate(method, target, draft, k, eps=eps, max_histories=max_histories)
-    law = result.law.numpy()
-    target_np = target.numpy()
-    # A pruned recursion returns a sub-probability law short of `err` (law <= true law entrywise), so
-    # sum_v max(0, law - p) is a certified lower bound of the true TV, and 2 TV^2 (Pinsker) of the KL.
-    tv_lower = float(np.clip(law - target_np, 0.0, None).sum())
-    kl = kl_divergence(target_np, law / law.sum()) if result.err > 0 else kl_divergence(target_np, law)
+    return law_summary(method, target, draft, k, result)
+
+
+def law_summary(method: str, target: torch.Tensor, draft: torch.Tensor, k: int, result) -> dict:
+    """The row of one node from the law of ``method`` computed there (a ``resispec.verify.LawResult``)."""
+    # kl/tv: exact, or the certified lower ends when the recursion pruned (kl_upper/tv_upper: upper ends)
+    bounds = law_bounds(target.numpy(), result.law.numpy(), result.err)
     return {
         "k": k,
-        "kl": kl,
-        "tv": total_variation(target_np, law),
-        "tv_lower": tv_lower,
-        "kl_lower": kl if result.err == 0 else 2.0 * tv_lower**2,
+        **bounds._asdict(),
         "acceptance": result.acceptance,
         "alpha_star": float(alpha_star(target, draft, k)),
         "bound": acceptance_bound(method, target, draft, k),  # the bound of this method's candidate law
@@ -59,6 +73,6 @@ def exactness_rows(method: str, nodes: list[dict], **options) -> list[dict]:
     for index, node in enumerate(nodes):
         if not node["candidates"]:
             continue
-        extra = {key: node[key] for key in ("step", "depth", "prompt_id") if key in node}
-        rows.append({"node": index, **extra, **node_exactness(method, node, **options)})
+        extra = {key: node[key] for key in NODE_KEYS if key in node}
+        rows.append({"node": index, "scope": "lumped", **extra, **node_exactness(method, node, **options)})
     return rows

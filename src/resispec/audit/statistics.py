@@ -35,6 +35,61 @@ def bootstrap_ci(
     return Interval(float(data.mean()), float(low), float(high))
 
 
+def paired_ratio(
+    numerator: dict[str, float], denominator: dict[str, float], *, resamples: int = 1000, seed: int = 0,
+    level: float = 0.95,
+) -> Interval:  # fmt: skip
+    """Ratio of sums over the prompts both methods decoded, with a paired percentile bootstrap: each
+    resample draws prompts with replacement and uses the same prompts for both methods.
+
+    ``numerator`` / ``denominator``: per-prompt values by prompt id (e.g. accepted lengths); prompts
+    missing from either side or not finite are left out. The point value sum(num) / sum(den) is the
+    ratio of the two methods' means over the common prompts.
+    """
+    common = [
+        k for k in numerator if k in denominator and np.isfinite(numerator[k]) and np.isfinite(denominator[k])
+    ]
+    if not common:
+        return Interval(float("nan"), float("nan"), float("nan"))
+    num = np.array([numerator[k] for k in common], dtype=np.float64)  # [n]
+    den = np.array([denominator[k] for k in common], dtype=np.float64)  # [n]
+    return ratio_of_sums(num, den, resamples=resamples, seed=seed, level=level)
+
+
+def ratio_of_sums(num: np.ndarray, den: np.ndarray, *, resamples: int, seed: int, level: float) -> Interval:
+    """sum(num) / sum(den) [n] with a percentile bootstrap resampling the n units (no interval for one)."""
+    ratio = float(num.sum() / den.sum())
+    if len(num) == 1:
+        return Interval(ratio, float("nan"), float("nan"))
+    idx = np.random.default_rng(seed).integers(0, len(num), size=(resamples, len(num)))  # [B, n]
+    ratios = num[idx].sum(axis=1) / den[idx].sum(axis=1)  # [B]
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(ratios, [tail, 1.0 - tail])
+    return Interval(ratio, float(low), float(high))
+
+
+def cluster_bootstrap(
+    values: Sequence[float],
+    clusters: Sequence[str],
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> Interval:
+    """Mean over units (e.g. audited nodes) with a bootstrap that resamples whole clusters (their
+    prompts): each resample draws clusters with replacement and averages all their units (ratio of
+    the resampled sums to the resampled counts). Units with non-finite values are left out."""
+    data = np.asarray(values, dtype=np.float64)
+    keep = np.isfinite(data)
+    data, labels = data[keep], np.asarray(list(clusters), dtype=object)[keep]
+    if data.size == 0:
+        return Interval(float("nan"), float("nan"), float("nan"))
+    names, index = np.unique(labels.astype(str), return_inverse=True)
+    sums = np.bincount(index, weights=data, minlength=len(names))  # [C]
+    counts = np.bincount(index, minlength=len(names)).astype(np.float64)  # [C]
+    return ratio_of_sums(sums, counts, resamples=resamples, seed=seed, level=level)
+
+
 def kl_divergence(target_probs: np.ndarray, law: np.ndarray) -> float:
     """KL(target || law) in nats (scipy's rel_entr; +inf where law is 0 and target is not)."""
     return float(rel_entr(np.asarray(target_probs, np.float64), np.asarray(law, np.float64)).sum())

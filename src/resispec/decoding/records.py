@@ -86,7 +86,9 @@ def audit_entry(
     """(target, draft) distributions of one verified node truncated to the union of both top-``top`` sets.
 
     target_probs, draft_probs: [V]; candidates: [k]. The remaining masses are recorded as
-    ``target_rest`` / ``draft_rest`` so that truncation error can be bounded downstream.
+    ``target_rest`` / ``draft_rest`` so that truncation error can be bounded downstream. ``rows`` keeps
+    copies of both full rows (the audit pass samples some nodes and stores their rows,
+    ``resispec.decoding.audit_sampling``; nothing else keeps them).
     """
     k = min(top, target_probs.numel())
     ids = torch.cat([target_probs.topk(k).indices, draft_probs.topk(k).indices]).unique()  # [<=2k] sorted
@@ -100,4 +102,5 @@ def audit_entry(
         "draft": draft_kept.tolist(),
         "target_rest": max(0.0, 1.0 - float(target_kept.sum())),
         "draft_rest": max(0.0, 1.0 - float(draft_kept.sum())),
+        "rows": (target_probs.detach().clone(), draft_probs.detach().clone()) if candidates.numel() else None,
     }

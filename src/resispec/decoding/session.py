@@ -1,16 +1,31 @@
 """A decoding run's session: the run's models and tree loaded once, then one prompt decoded at a time
-into its raw per-prompt record (the workflow writes the records; `resispec.workflow.run_files`)."""
+into its raw per-prompt record (the workflow writes the records; `resispec.workflow.run_files`).
+
+Two passes decode a run's prompts (``PASSES``): the *timing* pass (audit logging off; its records give
+accepted lengths and throughputs) and the *audit* pass (audit logging on, only for the prompts the
+exactness audit samples; its records are kept apart and its nodes go to the exactness audit). Every
+record says its pass, the device, the host name and the torch thread count it ran with. Method
+``autoregressive`` is the target alone (`resispec.decoding.autoregressive`); it has no tree nodes and
+is only decoded in the timing pass.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from resispec.decoding import autoregressive
+from resispec.decoding.audit_sampling import AuditPlan, sample_nodes
+from resispec.decoding.records import GenerateOutput
+
 log = logging.getLogger(__name__)
+PASSES = ("timing", "audit")
+RECORD_META = ("dataset", "tree", "temperature", "target", "draft")
 
 
 def load_drafter(draft_dir: Path, target_model, *, device: str, dtype: str):
@@ -27,6 +42,11 @@ def load_drafter(draft_dir: Path, target_model, *, device: str, dtype: str):
     from resispec.decoding.drafters.model_drafter import ModelDrafter
 
     return ModelDrafter(load_model(draft_dir, device=device, dtype=dtype)), ready  # one drafter per run
+
+
+def machine(device: str) -> dict:
+    """Where a record was measured: the configured device, the host name and torch's thread count."""
+    return {"device": device, "hostname": socket.gethostname(), "threads": torch.get_num_threads()}
 
 
 @dataclass
@@ -55,29 +75,55 @@ class DecodeSession:
         log.info("tree %s: %d nodes; device %s, dtype %s", job["tree"], tree.num_nodes, device, dtype)
         return cls(job, settings, target, draft, tree)
 
-    def decode_prompt(self, method: str, prompt: dict, seed: int, nodes: int) -> tuple[dict, list[dict]]:
-        """Decode one prompt with ``method``; returns its raw record and its first ``nodes`` audited
-        nodes (each verified node's top-token distributions)."""
+    @property
+    def device(self) -> str:
+        return self.settings.get("device", "cpu")
+
+    def generate(
+        self, method: str, prompt: dict, seed: int, *, audit_top: int | None = None
+    ) -> GenerateOutput:
+        """Decode one prompt with ``method`` from a generator seeded with ``seed``."""
         from resispec.decoding.engine import generate
 
-        device = self.settings.get("device", "cpu")
-        generator = torch.Generator(device=device).manual_seed(seed)
-        job = self.job
-        output = generate(
-            self.target_model,
-            self.draft,
-            torch.tensor(prompt["input_ids"], dtype=torch.long, device=device),
-            method=method,
-            tree=self.tree,
-            temperature=float(job["temperature"]),
-            max_new_tokens=int(prompt["max_new_tokens"]),
-            generator=generator,
-            audit_top=self.settings.get("audit", {}).get("top_tokens", 256),
-        )
-        meta = {key: job[key] for key in ("dataset", "tree", "temperature", "target", "draft")}
+        generator = torch.Generator(device=self.device).manual_seed(seed)
+        input_ids = torch.tensor(prompt["input_ids"], dtype=torch.long, device=self.device)
+        temperature, budget = float(self.job["temperature"]), int(prompt["max_new_tokens"])
+        if method == autoregressive.METHOD:
+            return autoregressive.sample(
+                self.target_model,
+                input_ids,
+                temperature=temperature,
+                max_new_tokens=budget,
+                generator=generator,
+            )
+        return generate(
+            self.target_model, self.draft, input_ids, method=method, tree=self.tree, temperature=temperature,
+            max_new_tokens=budget, generator=generator, audit_top=audit_top,
+        )  # fmt: skip
+
+    def record(self, method: str, prompt: dict, seed: int, output: GenerateOutput, pass_name: str) -> dict:
+        """The raw per-prompt record of one decoded prompt (docs/architecture.md)."""
+        if pass_name not in PASSES:
+            raise ValueError(f"pass_name must be one of {PASSES}, got {pass_name!r}")
+        meta = {key: self.job[key] for key in RECORD_META}
         record = output.to_record(prompt_id=prompt["prompt_id"], method=method, seed=seed, **meta)
+        record.update({"pass": pass_name, **machine(self.device)})
         record["shaping_time_s"] = _shaping_times(output.steps)
-        return record, [node for step in output.steps for node in step.audit][:nodes]
+        return record
+
+    def timing_prompt(self, method: str, prompt: dict, seed: int) -> dict:
+        """Timing pass: decode with audit logging off; returns the raw record."""
+        return self.record(method, prompt, seed, self.generate(method, prompt, seed), "timing")
+
+    def audit_prompt(self, method: str, prompt: dict, seed: int, plan: AuditPlan) -> tuple[dict, list[dict]]:
+        """Audit pass: decode with audit logging on; returns the raw record and the nodes kept by ``plan``
+        (sampled uniformly along the generation, seeded by ``seed``)."""
+        if method == autoregressive.METHOD:
+            raise ValueError(f"method {method!r} has no tree nodes to audit")
+        top = self.settings.get("audit", {}).get("top_tokens", 256)
+        output = self.generate(method, prompt, seed, audit_top=top)
+        entries = [dict(node, step=index) for index, step in enumerate(output.steps) for node in step.audit]
+        return self.record(method, prompt, seed, output, "audit"), sample_nodes(entries, plan, seed)
 
 
 def _shaping_times(steps) -> dict[str, float]:

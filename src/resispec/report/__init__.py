@@ -19,6 +19,7 @@ from resispec.report.beside import beside_rows, paper_rows, with_beside
 from resispec.report.compare import compare_all
 from resispec.report.environment import collect_environment
 from resispec.report.findings import findings as _findings
+from resispec.report.glance import glance_html, glance_latex
 from resispec.report.models_table import model_rows, models_html
 from resispec.report.paper import load_paper_values, load_raw, table_info
 from resispec.report.tables import table_texts, write_tables
@@ -85,6 +86,17 @@ def existing_figures(figures_dir) -> dict[str, dict[str, Path]]:
     return paths
 
 
+def _tables_and_figures(data: dict, out_dir: Path, figures_dir, redraw: bool) -> tuple[dict, dict]:
+    """Table texts and figure paths: drawn and written now (``redraw``), or the figures stage's."""
+    if redraw:
+        texts = write_tables(data["comparison"], data["info"], out_dir / "tables")
+        figures = _figures.make_figures(
+            data["tables"], paper_rows(data["comparison"]), data["nodes"], figures_dir
+        )
+        return texts, figures
+    return table_texts(data["comparison"], data["info"]), existing_figures(figures_dir)
+
+
 def build_report(
     tables_dir, figures_dir, out_dir, *, config: dict, audit=None, environment: dict | None = None,
     pdf: bool = True, paper_values=None, redraw: bool = True, model_info=None,
@@ -105,12 +117,7 @@ def build_report(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     comparison.to_csv(out_dir / "comparison.csv", index=False)
-    if redraw:
-        texts = write_tables(comparison, info, out_dir / "tables")
-        figure_paths = _figures.make_figures(tables, paper_rows(comparison), nodes, figures_dir)
-    else:
-        texts = table_texts(comparison, info)
-        figure_paths = existing_figures(figures_dir)
+    texts, figure_paths = _tables_and_figures(data, out_dir, figures_dir, redraw)
     found = _findings(comparison, tables, nodes)
     our_models = models(pd.concat(list(tables.values()), ignore_index=True) if tables else None)
     note = (
@@ -122,6 +129,7 @@ def build_report(
         tables=_table_sections(texts, info, tables), figures=figure_paths, findings=found,
         nodes=nodes, config=config, environment=environment or collect_environment(),
         environment_note=note, our_models=our_models, paper_source=load_raw(paper_values).get("source", ""),
+        glance=glance_html(comparison),
     )  # fmt: skip
     context["models_table"] = models_html(model_rows(model_info))
     html_path = out_dir / "report.html"
@@ -133,13 +141,14 @@ def build_report(
         "pdf_message": "pdf=False",
     }
     if pdf:
-        result["pdf"], result["pdf_message"] = _build_pdf(out_dir, texts, figure_paths, found, our_models)
+        tex = _latex.write_latex(out_dir / "latex", texts, figure_paths, found, our_models,
+                                 glance=glance_latex(comparison))  # fmt: skip
+        result["pdf"], result["pdf_message"] = _compile_pdf(tex, out_dir)
     return result
 
 
-def _build_pdf(out_dir: Path, texts, figure_paths, found, our_models) -> tuple[Path | None, str]:
+def _compile_pdf(tex: Path, out_dir: Path) -> tuple[Path | None, str]:
     """report.pdf from the LaTeX sources, or (None, why) with report_pdf_skipped.txt saying why."""
-    tex = _latex.write_latex(out_dir / "latex", texts, figure_paths, found, our_models)
     pdf, message = _latex.compile_pdf(tex, out_dir / "report.pdf")
     if pdf is None:
         (out_dir / "report_pdf_skipped.txt").write_text(message + "\n")

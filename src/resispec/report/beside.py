@@ -46,10 +46,10 @@ def beside_rows(
         cells = beside_cells(paper, ours)
         if cells.empty:
             continue
-        rows = compare_all(cells, tables, reasons=reasons, tree_aliases=tree_aliases)
+        rows = compare_all(cells, tables, reasons=reasons, tree_aliases=tree_aliases, autoregressive=False)
         ran = rows["ours"].notna()
         rows.loc[ran, "note"] = [own_note(note, text) for text in rows.loc[ran, "note"]]
-        parts.append(rows.assign(ratio=np.nan, agrees=None, ours_only=True))
+        parts.append(rows.assign(ratio=np.nan, agrees=None, verdict=None, ours_only=True))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
@@ -61,8 +61,10 @@ def own_note(note: str, matched: str) -> str:
 
 
 def with_beside(comparison: pd.DataFrame, beside: pd.DataFrame) -> pd.DataFrame:
-    """The paper rows (``ours_only`` False) and the beside rows, each after the paper row it sits beside."""
-    paper = comparison.assign(ours_only=False)
+    """The comparison rows (``ours_only`` False for paper cells, True for its autoregressive speedups) and
+    the beside rows, each after the paper row it sits beside."""
+    flags = comparison["ours_only"] if "ours_only" in comparison.columns else False
+    paper = comparison.assign(ours_only=pd.Series(flags, index=comparison.index).fillna(False).astype(bool))
     if beside.empty:
         return paper
     both = pd.concat([paper, beside], ignore_index=True)

@@ -1,12 +1,17 @@
-"""Paper cells joined with our tidy results: paper value, ours with 95% CI, the ratio, or why not run.
+"""Paper cells joined with our tidy results: paper value, ours with 95% CI, the ratio, a verdict, or why
+not run.
 
 Matching is per cell key (table, dataset, temperature, tree, method, metric); model names are not part
 of the key (our default run uses other models) and are shown beside the tables. A paper key field that
 is None (not stated) matches any of ours; when several of our rows match, the first in sorted order is
-used and the note says so. Ratio metrics (speedup, accepted_length_gain) come from our tidy rows when
-present, else from the two means with a delta-method 95% interval on the log scale (independent CIs
-assumed). ``marginal_gain``/``efficiency`` (Table 5) are differences of accepted lengths between
-consecutive trees d4bN.
+used and the note says so. Ratio metrics (speedup, accepted_length_gain) come from the aggregator's
+paired rows ``{metric}_vs_{baseline verifier}`` (paired bootstrap over the same prompts); only when
+those are missing are they derived from the two means with a delta-method 95% interval (independence
+assumed, and the note says so). ``marginal_gain``/``efficiency`` (Table 5) are differences of accepted
+lengths between consecutive trees d4bN.
+
+Verdicts (``verdict``) are defined in `resispec.report.verdicts`; ours-only rows (speedups over
+autoregressive decoding) come from `resispec.report.ours_only`.
 """
 
 from __future__ import annotations
@@ -17,12 +22,23 @@ import re
 import numpy as np
 import pandas as pd
 
+from resispec.report.ours_only import AR_METRIC, autoregressive_rows
 from resispec.report.paper import RATIO_METRICS
+from resispec.report.verdicts import FP_KL_LEVEL, HALF_WIDTH_LIMIT, VERDICTS, verdict
+
+__all__ = [
+    "AR_METRIC",
+    "FP_KL_LEVEL",
+    "HALF_WIDTH_LIMIT",
+    "VERDICTS",
+    "compare_all",
+    "compare_table",
+    "match_cell",
+]
 
 #: Metrics whose ours/paper ratio is meaningless across hardware; the speedup cells carry the comparison.
 NOT_COMPARABLE = {"throughput": "tok/s differ across hardware: compare the speedup rows instead"}
 MATCH_FIELDS = ("method", "dataset", "temperature", "tree")
-FP_KL_LEVEL = 1e-8  #: KL below this is "floating-point level" (the paper's Table 4 values are ~1e-10-1e-9)
 #: Metrics whose agreement with the paper is meaningful although our models differ (they get shaded).
 COMPARABLE = ("speedup", "accepted_length_gain", "kl", "verification_cost", "marginal_gain", "efficiency")
 Z95 = 1.959963984540054
@@ -97,6 +113,7 @@ def candidates(tree: str) -> int:
 
 
 def _match_ratio(ours: pd.DataFrame, cell: dict, base_metric: str) -> tuple[dict | None, str | None]:
+    """A ratio cell: our paired row of the numerator against the baseline's verifier, else delta method."""
     rows, why = _select(ours, cell, base_metric)
     if why:
         return None, why
@@ -105,6 +122,10 @@ def _match_ratio(ours: pd.DataFrame, cell: dict, base_metric: str) -> tuple[dict
     den, why = _select(ours, {**cell, **resolved}, base_metric, method=cell["baseline"])
     if why:
         return None, f"baseline {cell['baseline']}: {why}"
+    verifier = den.iloc[0].get("verifier", cell["baseline"])
+    paired, why = _select(ours, {**cell, **resolved}, f"{cell['metric']}_vs_{verifier}")
+    if why is None:
+        return {**_ours(paired.iloc[0]), "derived_ours": False, "paired": True}, None
     return {
         **_ratio(num, den.iloc[0]),
         "derived_ours": True,
@@ -131,7 +152,11 @@ def match_cell(
     rows, why = _select(ours, cell, cell["metric"])
     if why is None:
         note = f"{len(rows)} of our rows match; showing the first" if len(rows) > 1 else None
-        return {**_ours(rows.iloc[0]), "derived_ours": False, "match_note": note}, None
+        found = {**_ours(rows.iloc[0]), "derived_ours": False, "match_note": note}
+        if cell["metric"] == "kl":
+            upper, _ = _select(ours, {**cell, **{f: rows.iloc[0][f] for f in MATCH_FIELDS[1:]}}, "kl_upper")
+            found["ours_upper_high"] = upper.iloc[0]["ci_high"] if not upper.empty else found["ours_high"]
+        return found, None
     if cell["metric"] in RATIO_METRICS and cell.get("baseline"):
         return _match_ratio(ours, cell, "throughput" if cell["metric"] == "speedup" else "accepted_length")
     if cell["metric"] in ("marginal_gain", "efficiency") and prev_tree is not None:
@@ -168,7 +193,7 @@ def _pairs(ours: pd.DataFrame | None) -> list[tuple[str, str]]:
 def _cell_row(cell: dict, found: dict | None, why: str | None, reasons: dict, pair: str | None) -> dict:
     row = {**cell, "ours": np.nan, "ours_low": np.nan, "ours_high": np.nan, "n": np.nan, "ratio": np.nan}
     row.update(our_dataset=None, our_temperature=np.nan, our_tree=None, our_models=pair)
-    row.update(derived_ours=False, agrees=None, note="")
+    row.update(derived_ours=False, paired=False, agrees=None, verdict=None, note="")
     if found is None:
         row["note"] = _reason(reasons, cell, why)
         return row
@@ -176,7 +201,8 @@ def _cell_row(cell: dict, found: dict | None, why: str | None, reasons: dict, pa
     row["note"] = _notes(cell, found)
     if cell["metric"] not in NOT_COMPARABLE:
         row["ratio"] = row["ours"] / cell["value"] if cell["value"] else np.nan
-        row["agrees"] = _agrees(cell, row)
+        row["verdict"] = verdict(cell, {**row, **found})
+        row["agrees"] = {"agrees": True, "disagrees": False}.get(row["verdict"])
     return row
 
 
@@ -204,23 +230,18 @@ def compare_table(
     return pd.DataFrame(out)
 
 
-def _agrees(cell: dict, row: dict) -> bool:
-    """Paper value inside our 95% CI; for KL: both at floating-point level, or both above it."""
-    if cell["metric"] == "kl":
-        return bool((row["ours_high"] < FP_KL_LEVEL) == (cell["value"] < FP_KL_LEVEL))
-    return bool(row["ours_low"] <= cell["value"] <= row["ours_high"])
-
-
 def _notes(cell: dict, found: dict) -> str:
     notes = []
     if isinstance(cell.get("paper_tree"), str) and cell["paper_tree"] != cell["tree"]:
         notes.append(f"our tree {cell['tree']} stands in for the paper's {cell['paper_tree']}")
     if cell["metric"] == "kl":
-        notes.append(f"agreement: both below or both above {FP_KL_LEVEL:g}")
+        notes.append(f"full vocabulary; verdict: both below or both above {FP_KL_LEVEL:g}")
     if cell["metric"] in NOT_COMPARABLE:
         notes.append(NOT_COMPARABLE[cell["metric"]])
     if found.get("derived_ours"):
-        notes.append("ours derived from our means (delta-method CI)")
+        notes.append("ours derived from our means (delta-method CI, independence assumed)")
+    if found.get("paired"):
+        notes.append("paired bootstrap over the same prompts")
     if cell.get("derived"):
         notes.append("paper value derived from its printed throughputs")
     if found.get("match_note"):
@@ -239,12 +260,18 @@ def alias_trees(paper: pd.DataFrame, aliases: dict | None) -> pd.DataFrame:
 
 def compare_all(
     paper: pd.DataFrame, tables: dict[str, pd.DataFrame], *, reasons: dict | None = None,
-    tree_aliases: dict | None = None,
+    tree_aliases: dict | None = None, autoregressive: bool = True,
 ) -> pd.DataFrame:  # fmt: skip
-    """All paper tables compared; one row per paper cell (and per model pair of ours)."""
+    """All paper tables compared; one row per paper cell (and per model pair of ours); with
+    ``autoregressive``, each table's ours-only speedups over autoregressive decoding after its cells."""
     paper = alias_trees(paper, tree_aliases)
-    parts = [
-        compare_table(cells, tables.get(name), reasons=reasons)
-        for name, cells in paper.groupby("table", sort=True)
-    ]
+    parts = []
+    for name, cells in paper.groupby("table", sort=True):
+        compared = compare_table(cells, tables.get(name), reasons=reasons)
+        extra = (
+            autoregressive_rows(name, tables.get(name), int(cells["order"].max()) + 1)
+            if autoregressive
+            else []
+        )
+        parts.append(pd.concat([compared, pd.DataFrame(extra)], ignore_index=True) if extra else compared)
     return pd.concat(parts, ignore_index=True)

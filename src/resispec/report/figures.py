@@ -34,6 +34,36 @@ def _errorbar(ax, x, rows: pd.DataFrame, **kwargs):
     ax.errorbar(x, rows["mean"], yerr=err, capsize=3, **kwargs)
 
 
+AR_METRIC = "speedup_vs_autoregressive"
+
+
+def _ar_rows(frame: pd.DataFrame | None) -> pd.DataFrame:
+    """Our speedups over autoregressive decoding in a tidy table (empty when not recorded)."""
+    if frame is None or frame.empty:
+        return pd.DataFrame(columns=["method", "temperature", "tree", "mean", "ci_low", "ci_high"])
+    return frame[(frame["metric"] == AR_METRIC) & frame["mean"].notna()]
+
+
+def _ar_title(method: str, ar: pd.DataFrame) -> str:
+    rows = ar[ar["method"] == method].groupby("temperature")["mean"].mean()
+    parts = [f"T={t:g}: {v:.2f}×" for t, v in rows.items()]
+    return f"{method}\n(vs autoregressive: {', '.join(parts)})" if parts else method
+
+
+def _ar_panel(ax, ar: pd.DataFrame, x_of, xlabel: str) -> None:
+    """Speedup over autoregressive decoding per method (95% CI) against x_of(row)."""
+    if ar.empty:
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, "no autoregressive baseline recorded", ha="center", transform=ax.transAxes)
+        return
+    for method, rows in ar.groupby("method", sort=True):
+        rows = rows.assign(x=[x_of(r) for r in rows.to_dict("records")]).sort_values("x")
+        _errorbar(ax, rows["x"], rows, marker="o", label=method)
+    ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
+    ax.set(xlabel=xlabel, ylabel="speedup vs autoregressive (×)", title="Ours: over plain decoding")
+    ax.legend(fontsize=7)
+
+
 def figure1(frame: pd.DataFrame | None) -> Figure:
     """Acceptance rate of the i-th sibling candidate, one panel per method, one line per temperature."""
     pos = frame[frame["metric"].str.fullmatch(r"position_acceptance_\d+")] if frame is not None else None
@@ -49,7 +79,8 @@ def figure1(frame: pd.DataFrame | None) -> Figure:
         for temperature, rows in pos[pos["method"] == method].groupby("temperature"):
             rows = rows.groupby("position", as_index=False)[["mean", "ci_low", "ci_high"]].mean()
             _errorbar(ax, rows["position"], rows, marker="o", label=f"T={temperature:g}")
-        ax.set(title=method, xlabel="sibling position i", xticks=sorted(pos["position"].unique()))
+        ax.set(title=_ar_title(method, _ar_rows(frame)), xlabel="sibling position i",
+               xticks=sorted(pos["position"].unique()))  # fmt: skip
         ax.legend(fontsize=8)
     axes[0].set_ylabel("acceptance rate of the i-th candidate")
     return fig
@@ -68,8 +99,8 @@ def figure3(frame: pd.DataFrame | None) -> Figure:
     if times.empty:
         return placeholder("Figure 3", "no time_*_s rows in results/tables/figure3.csv")
     shaping = _metric_table(frame, SHAPING_PARTS).dropna(how="all")
-    fig = Figure(figsize=(11, 0.5 * len(times) + 2.6), layout="constrained")
-    left, right = fig.subplots(1, 2)
+    fig = Figure(figsize=(15, 0.5 * len(times) + 2.6), layout="constrained")
+    left, right, speed = fig.subplots(1, 3)
     _stacked(left, times.fillna(0.0), TIME_PARTS, scale=1e3)
     left.set(xlabel="milliseconds per decoding step", title="Runtime breakdown per method")
     if shaping.empty:
@@ -79,6 +110,16 @@ def figure3(frame: pd.DataFrame | None) -> Figure:
         share = shaping.fillna(0.0).div(shaping.fillna(0.0).sum(axis=1), axis=0) * 100
         _stacked(right, share, SHAPING_PARTS, scale=1.0)
         right.set(xlabel="% of shaping time", title="Shaping cost split", xlim=(0, 100))
+    ar = _ar_rows(frame).groupby("method", as_index=False)[["mean", "ci_low", "ci_high"]].mean()
+    if ar.empty:
+        speed.set_axis_off()
+        speed.text(0.5, 0.5, "no autoregressive baseline recorded", ha="center", transform=speed.transAxes)
+    else:
+        err = np.vstack([ar["mean"] - ar["ci_low"], ar["ci_high"] - ar["mean"]]).clip(min=0)
+        speed.barh(ar["method"], ar["mean"], xerr=err, capsize=3, color="tab:gray")
+        speed.axvline(1.0, color="k", lw=0.8, ls="--")
+        speed.set(xlabel="speedup vs autoregressive (×, 95% CI)", title="Ours: over plain decoding")
+        speed.invert_yaxis()
     return fig
 
 
@@ -104,15 +145,27 @@ def table3_plot(comparison: pd.DataFrame) -> Figure:
     rows = comparison[(comparison["table"] == "table3") & (comparison["metric"] == "speedup")]
     if rows.empty or rows["ours"].isna().all():
         return placeholder("Table 3", "no speedup per tree could be computed from results/tables/table3.csv")
-    fig = Figure(figsize=(6, 3.4), layout="constrained")
-    ax = fig.add_subplot()
+    fig = Figure(figsize=(11, 3.4), layout="constrained")
+    ax, speed = fig.subplots(1, 2)
     x = np.arange(len(rows))
     _paper_vs_ours(ax, rows, x, label="resispec / specinfer")
     ax.axhline(1.0, color="0.7", lw=0.8)
     ax.set(xticks=x, xticklabels=rows["tree"], xlabel="tree (depth d, branching b)", ylabel="speedup (×)")
     ax.set_title("Table 3: speedup by tree topology")
     ax.legend(fontsize=8)
+    position = {tree: i for i, tree in enumerate(rows["tree"])}
+    ar = _ar_comparison(comparison, "table3")
+    ar = ar[ar["tree"].isin(position)]
+    _ar_panel(speed, ar, lambda r: position[r["tree"]], "tree (depth d, branching b)")
+    speed.set(xticks=x, xticklabels=rows["tree"])
     return fig
+
+
+def _ar_comparison(comparison: pd.DataFrame, table: str) -> pd.DataFrame:
+    """Our speedups over autoregressive decoding as the comparison holds them, in tidy-table columns."""
+    rows = comparison[(comparison["table"] == table) & (comparison["metric"] == AR_METRIC)]
+    rows = rows[rows["ours"].notna()]
+    return rows.rename(columns={"ours": "mean", "ours_low": "ci_low", "ours_high": "ci_high"})
 
 
 def table5_plot(comparison: pd.DataFrame) -> Figure:
@@ -120,9 +173,14 @@ def table5_plot(comparison: pd.DataFrame) -> Figure:
     rows = comparison[comparison["table"] == "table5"]
     if rows.empty or rows["ours"].isna().all():
         return placeholder("Table 5", "no accepted lengths for trees d4bN in results/tables/table5.csv")
-    fig = Figure(figsize=(10, 3.4), layout="constrained")
+    fig = Figure(figsize=(14, 3.4), layout="constrained")
     panels = {"accepted_length": "expected accepted length (EAL)", "efficiency": "efficiency η = ΔEAL / ΔN"}
-    for ax, (metric, ylabel) in zip(fig.subplots(1, 2), panels.items(), strict=True):
+    axes = fig.subplots(1, 3)
+    ar = _ar_comparison(comparison, "table5")
+    _ar_panel(
+        axes[2], ar[ar["tree"].str.fullmatch(r"k\d+d\d+")], lambda r: candidates(r["tree"]), "candidates N"
+    )
+    for ax, (metric, ylabel) in zip(axes[:2], panels.items(), strict=True):
         part = rows[rows["metric"] == metric]
         n = [candidates(t) for t in part["tree"]]
         _paper_vs_ours(ax, part, n, label="specinfer")

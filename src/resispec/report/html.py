@@ -81,8 +81,9 @@ def render_html(context: dict) -> str:
 
 def build_context(*, tables: list[dict], figures: dict, findings: dict, nodes: pd.DataFrame | None,
                   config: dict, environment: dict, environment_note: str, our_models: str,
-                  paper_source: str) -> dict:  # fmt: skip
-    """Template context. ``tables``: dicts with name, html, notes, paper_models, our_models."""
+                  paper_source: str, glance: str = "") -> dict:  # fmt: skip
+    """Template context. ``tables``: dicts with name, html, notes, paper_models, our_models; ``glance``: the
+    at-a-glance block shown above everything else (``resispec.report.glance``)."""
     in_tables = {name for names in TABLE_FIGURES.values() for name in names}
     audit_names = ("audit_scatter", "audit_kl")
     for table in tables:
@@ -102,4 +103,5 @@ def build_context(*, tables: list[dict], figures: dict, findings: dict, nodes: p
         "environment_note": environment_note,
         "our_models": our_models,
         "paper_source": paper_source,
+        "glance": glance,
     }

@@ -43,9 +43,11 @@ def _latex_item(item) -> str:
     return f"\\item {latex_escape(item)}\n"
 
 
-def document(tables: dict[str, dict], figures: dict[str, dict], findings: dict, models: str) -> str:
-    """The LaTeX source: findings, one longtable per paper table, then every figure."""
-    parts = [PREAMBLE, f"Our models: {latex_escape(models)}.\n\n\\section*{{Findings}}\n"]
+def document(
+    tables: dict[str, dict], figures: dict[str, dict], findings: dict, models: str, glance: str = ""
+) -> str:
+    """The LaTeX source: the at-a-glance block, findings, one longtable per paper table, every figure."""
+    parts = [PREAMBLE, f"Our models: {latex_escape(models)}.\n\n", glance, "\\section*{Findings}\n"]
     for heading, items in findings.items():
         parts.append(f"\\subsection*{{{latex_escape(heading)}}}\n\\begin{{itemize}}\n")
         parts.extend(_latex_item(item) for item in items)
@@ -59,7 +61,13 @@ def document(tables: dict[str, dict], figures: dict[str, dict], findings: dict, 
 
 
 def write_latex(
-    latex_dir, tables: dict[str, dict], figures: dict[str, dict], findings: dict, models: str
+    latex_dir,
+    tables: dict[str, dict],
+    figures: dict[str, dict],
+    findings: dict,
+    models: str,
+    *,
+    glance: str = "",
 ) -> Path:
     """Write ``report.tex`` with its inputs (table .tex files, figure PDFs) into ``latex_dir``."""
     latex_dir = Path(latex_dir)
@@ -69,7 +77,7 @@ def write_latex(
     for paths in figures.values():
         shutil.copyfile(paths["pdf"], latex_dir / Path(paths["pdf"]).name)
     tex = latex_dir / "report.tex"
-    tex.write_text(document(tables, figures, findings, models))
+    tex.write_text(document(tables, figures, findings, models, glance))
     return tex
 
 

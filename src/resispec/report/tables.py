@@ -15,14 +15,17 @@ LABELS = {
     "throughput": "Thru. (tok/s)",
     "accepted_length_gain": "Acc. gain vs {baseline}",
     "speedup": "Speedup vs {baseline}",
+    "speedup_vs_autoregressive": "Speedup vs autoregressive",
     "kl": "KL(p || law)",
     "verification_cost": "Verification cost",
     "marginal_gain": "Marginal gain (ΔEAL)",
     "efficiency": "Efficiency η",
 }
 DATASET_LABELS = {"cnn_dailymail": "CNN/DM", "openwebtext": "OpenWebText", "c4": "C4"}
-RATIO_METRICS = ("speedup", "accepted_length_gain")
-HEADER = ("Dataset", "T", "Tree", "Method", "Quantity", "Paper", "Ours (95% CI)", "n", "Ours/Paper", "Note")
+RATIO_METRICS = ("speedup", "accepted_length_gain", "speedup_vs_autoregressive")
+NODE_METRICS = ("kl",)  #: cells whose n counts audited nodes; every other n counts prompts
+HEADER = ("Dataset", "T", "Tree", "Method", "Quantity", "Paper", "Ours (95% CI)", "n", "Ours/Paper",
+          "Verdict", "Note")  # fmt: skip
 
 
 def _missing(value) -> bool:
@@ -43,10 +46,17 @@ def fmt_number(value: float, metric: str = "") -> str:
 
 
 def fmt_paper(value: float, metric: str) -> str:
-    """A paper number as printed (up to 6 significant digits); '–' for our rows the paper has not."""
+    """A paper number as printed (up to 6 significant digits); 'not printed' for ours-only rows."""
     if _missing(value):
-        return "–"
+        return "not printed"
     return f"{value:.6g}" + ("×" if metric in RATIO_METRICS else "")
+
+
+def fmt_count(n, metric: str) -> str:
+    """The sample size behind a cell: prompts, or audited nodes for node metrics."""
+    if _missing(n):
+        return "–"
+    return f"{int(n)} {'nodes' if metric in NODE_METRICS else 'prompts'}"
 
 
 def _key(paper_value, our_value, formatter=str) -> str:
@@ -75,8 +85,9 @@ def display_rows(comparison: pd.DataFrame) -> list[dict]:
             "Quantity": label + (" (derived)" if cell.get("derived") else ""),
             "Paper": fmt_paper(cell["value"], cell["metric"]),
             "Ours (95% CI)": ours if ok else "not run",
-            "n": f"{int(cell['n'])}" if ok and not _missing(cell["n"]) else "–",
+            "n": fmt_count(cell["n"], cell["metric"]) if ok else "–",
             "Ours/Paper": fmt_number(cell["ratio"]) if ok else "–",
+            "Verdict": cell.get("verdict") or "–",
             "Note": "; ".join(filter(None, [pair if several_pairs and ok else "", cell["note"]])),
             "status": "ok" if ok else "missing",
             "agrees": cell.get("agrees"),
@@ -91,6 +102,7 @@ def html_table(comparison: pd.DataFrame, *, table_id: str, caption: str) -> str:
     body = []
     for row in display_rows(comparison):
         css = row["status"] + (" disagree" if row["agrees"] is False and row["comparable"] else "")
+        css += " ours-only" if row["Paper"] == "not printed" else ""
         cells = "".join(f"<td>{html.escape(str(row[h]))}</td>" for h in HEADER)
         body.append(f'<tr class="{css}">{cells}</tr>')
     return (
@@ -112,7 +124,7 @@ def latex_escape(text: str) -> str:
 def latex_table(comparison: pd.DataFrame, *, caption: str) -> str:
     """A booktabs longtable; notes go to a last column in small type."""
     columns = HEADER[:-1]
-    spec = "lllllrlrr" + r">{\raggedright\arraybackslash}p{4.2cm}"
+    spec = "lllllrlrrl" + r">{\raggedright\arraybackslash}p{4.2cm}"
     head = " & ".join(rf"\textbf{{{latex_escape(h)}}}" for h in HEADER) + r" \\"
     lines = [
         rf"\begin{{longtable}}{{{spec}}}",

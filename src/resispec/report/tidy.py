@@ -22,17 +22,18 @@ def _check_columns(frame: pd.DataFrame, required: tuple[str, ...], path: Path) -
 
 #: Verifiers a host can be "augmented" with; any other verifier in a host's rows is the host's own.
 ADD_ONS = ("resispec", "ers", "optimal")
+BASELINE = "autoregressive"  #: the target alone, in every run: labelled as itself whatever the host
 
 
 def method_label(host, verifier: str) -> str:
     """Report method id from the aggregator's (host, method) columns.
 
-    No host or host 'specinfer': the verifier itself. Otherwise 'host+verifier' for an add-on verifier
-    (resispec, ers, optimal) and 'host' for the host's own verifier: (sequoia, sequoia) -> 'sequoia',
-    (sequoia, resispec) -> 'sequoia+resispec', (eagle, sequoia) -> 'eagle'.
+    No host or host 'specinfer', or the ``autoregressive`` baseline: the verifier itself. Otherwise
+    'host+verifier' for an add-on verifier (resispec, ers, optimal) and 'host' for the host's own verifier:
+    (sequoia, sequoia) -> 'sequoia', (sequoia, resispec) -> 'sequoia+resispec', (eagle, sequoia) -> 'eagle'.
     """
     host = "" if host is None or (isinstance(host, float) and pd.isna(host)) else str(host)
-    if host in ("", "specinfer"):
+    if host in ("", "specinfer") or verifier == BASELINE:
         return verifier
     return f"{host}+{verifier}" if verifier in ADD_ONS else host
 

@@ -178,6 +178,17 @@ class ResiSpecVerifier(Verifier):
         self.budget = options.get("budget", "local")
         self.order = options.get("order", "decreasing_q")
         resispec_steps.check_options(self.budget, self.order)
+        self._order_of: tuple[torch.Tensor, int, torch.Tensor] | None = None  # (draft, version, perm)
+
+    def _fill_order(self, draft: torch.Tensor) -> torch.Tensor:
+        """The fill order [V] (a sort of q) of the last draft seen, reused while the same tensor comes back
+        unchanged (version counter), as when the audit's Monte Carlo check verifies one node many times."""
+        cached = self._order_of
+        if cached is not None and cached[0] is draft and cached[1] == draft._version:
+            return cached[2]
+        perm = resispec_steps.fill_order(draft, self.order)
+        self._order_of = (draft, draft._version, perm)
+        return perm
 
     def _verify(self, target, draft, candidates, generator):
         start = time.perf_counter()
@@ -198,7 +209,7 @@ class ResiSpecVerifier(Verifier):
                 share = resispec_steps.redistribute_prefix(residual, draft, tokens, budget_z, prefix)
             if share is None:
                 if perm is None:
-                    perm = resispec_steps.fill_order(draft, self.order)
+                    perm = self._fill_order(draft)
                 share = resispec_steps.redistribute(residual, draft, tokens, budget_z, perm)
             start = self._tick("redistribution", start)
             residual = resispec_steps.proxy_residual(residual, tokens, budget_z, share)

@@ -19,12 +19,14 @@ COMMANDS = {
     "prepare-model": "resispec.workflow.steps.prepare_model",
     "profile-pair": "resispec.workflow.steps.profile_pair",
     "decode": "resispec.workflow.steps.decode",
+    "audit-decode": "resispec.workflow.steps.audit_decode",
     "exactness": "resispec.workflow.steps.exactness",
     "aggregate": "resispec.workflow.steps.aggregate",
     "notebook": "resispec.workflow.steps.notebook",
     "report": "resispec.workflow.steps.report",
     "bench": "resispec.workflow.steps.bench",
     "rehearsal-cache": "resispec.workflow.steps.rehearsal_cache",
+    "prompt-count": "resispec.workflow.steps.prompt_count",
 }
 
 

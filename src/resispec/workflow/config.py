@@ -105,3 +105,40 @@ def load_configs(paths: list[str | Path]) -> dict[str, Any]:
             raise ConfigError(f"config file {path} must hold a mapping, not {type(raw).__name__}")
         merged = merge_configs(merged, raw)
     return validate_config(merged)
+
+
+#: The settings each rule's jobs receive, as dotted keys ("audit.bootstrap": one sub-key). A rule gets only
+#: what it uses, so that changing any other setting reruns none of its jobs (Snakemake's params trigger):
+#: `threads` reaches no job's settings, `audit.bootstrap` only the aggregation's.
+RULE_SETTINGS = {
+    "prepare_data": ("data.dir", "data.num_prompts", "data.prompt_tokens", "data.max_new_tokens"),
+    "train_model": (
+        "device", "seed", "data.dir", "data.datasets", "data.num_prompts", "data.train_documents",
+    ),
+    "source_model": (),
+    "decode": ("device", "dtype", "seed", "testing"),
+    "audit_decode": (
+        "device", "dtype", "seed", "audit.top_tokens", "audit.max_nodes", "audit.nodes_per_prompt",
+    ),
+    "exactness": (
+        "seed", "audit.max_histories", "audit.full_vocab_state_mb", "audit.monte_carlo_draws",
+    ),
+    "aggregate": ("seed", "audit.bootstrap"),
+    "profile_pair": (
+        "device", "dtype", "data.dir", "data.datasets", "data.num_prompts", "data.train_documents",
+    ),
+}  # fmt: skip
+
+
+def rule_settings(config: Mapping[str, Any], rule: str) -> dict[str, Any]:
+    """The part of a validated config that the jobs of ``rule`` use (``RULE_SETTINGS``)."""
+    if rule not in RULE_SETTINGS:
+        raise ConfigError(f"rule_settings: unknown rule {rule!r} (known: {sorted(RULE_SETTINGS)})")
+    settings: dict[str, Any] = {}
+    for key in RULE_SETTINGS[rule]:
+        head, _, sub = key.partition(".")
+        if sub:
+            settings.setdefault(head, {})[sub] = copy.deepcopy(config[head][sub])
+        else:
+            settings[head] = copy.deepcopy(config[head])
+    return settings

@@ -25,6 +25,10 @@ class WorkflowPaths:
     def audit(self, run: str = "{run}") -> str:
         return f"{self.results}/audit/{run}.pt"
 
+    def audit_records(self, run: str = "{run}") -> str:
+        """Raw records of a run's audit pass (the timing pass's are `raw`)."""
+        return f"{self.results}/audit/{run}.jsonl"
+
     def exactness(self, run: str = "{run}") -> str:
         return f"{self.results}/exactness/{run}.csv"
 

@@ -12,7 +12,8 @@ import yaml
 
 from resispec.workflow.config import ConfigError, schema_path, validator_with_defaults
 
-ALWAYS_METHODS = ("ers", "optimal")  # exact residual shaping and the optimal exact verifier, in every run
+ALWAYS_METHODS = ("ers", "optimal", "autoregressive")  # every run: exact residual shaping, the optimal
+# exact verifier and the target alone (the baseline)
 NUMERIC_COLUMNS = {"temperature": float, "num_prompts": int}
 
 

@@ -6,13 +6,23 @@ import logging
 
 from resispec.workflow.steps.common import add_settings, json_arg
 
-HELP = "aggregate one table's records and exactness rows into a tidy CSV with bootstrap 95-percent intervals"
+HELP = (
+    "aggregate one table's records and exactness rows into a tidy CSV with bootstrap 95-percent intervals "
+    "(paired ratios, node metrics clustered by prompt)"
+)
 log = logging.getLogger(__name__)
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("--records", nargs="+", required=True, help="raw record JSONL files of the runs")
     parser.add_argument("--exactness", nargs="+", required=True, help="exactness CSVs of the runs")
+    parser.add_argument(
+        "--audit-records",
+        dest="audit_records",
+        nargs="*",
+        default=[],
+        help="raw records of the runs' audit passes",
+    )
     parser.add_argument("--table", required=True, help="output tidy CSV")
     parser.add_argument("--jobs", type=json_arg, required=True, help="the table's jobs (JSON list)")
     add_settings(parser)
@@ -21,7 +31,7 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from resispec.audit.aggregate import table_rows, write_table
 
-    rows = table_rows(args.jobs, args.records, args.exactness, args.settings)
+    rows = table_rows(args.jobs, args.records, args.exactness, args.settings, args.audit_records)
     write_table(args.table, rows)
     log.info("wrote %d rows for %d jobs to %s", len(rows), len(args.jobs), args.table)
     return 0

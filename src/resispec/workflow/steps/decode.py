@@ -1,9 +1,11 @@
-"""`resispec decode`: one decoding run (a sheet configuration) with each of its methods.
+"""`resispec decode`: the timing pass of one decoding run (a sheet configuration) with each of its methods.
 
-Raw per-prompt records are appended to `<records>.partial` as each (method, prompt) finishes, and the
-audited nodes to `<audit>.partial.jsonl`; a killed job resumes from its last finished prompt. Each
-prompt's torch.Generator seed derives from the base seed, the run, the method and the prompt id, so
-reruns are identical and a resumed job produces what an uninterrupted one would have.
+Audit logging is off (the audit pass is `resispec audit-decode`). One warm-up prompt is decoded by every
+method first and discarded; then the methods are interleaved per prompt (their order rotating from one
+prompt to the next), and every method decodes a prompt from the same seed, derived from the base seed,
+the run and the prompt id (not the method). Raw records are appended to `<records>.partial` as each
+(method, prompt) finishes; a killed job resumes from its last finished prompt, and reruns are identical.
+The workflow runs this job alone on the machine, with all the threads it is given.
 """
 
 from __future__ import annotations
@@ -15,31 +17,50 @@ from pathlib import Path
 
 from resispec.workflow.steps.common import add_settings, json_arg, model_dir, set_threads
 
-HELP = "run one decoding run: raw per-prompt records (JSONL) and audited node distributions"
+HELP = "timing pass of one decoding run: raw per-prompt records (JSONL), audit logging off"
 log = logging.getLogger(__name__)
+WARMUP_PROMPTS = 1  # first calls pay one-off costs (allocator, lazy kernels, caches): one prompt absorbs them
 
 
-def add_arguments(parser) -> None:
+def add_run_arguments(parser, records_help: str) -> None:
+    """The options both decoding passes take."""
     parser.add_argument("--prompts", required=True, help="prompts JSONL of the run's dataset")
     parser.add_argument("--target", required=True, help="READY.json of the target model")
     parser.add_argument("--draft", required=True, help="READY.json of the draft model or EAGLE head")
     parser.add_argument("--profile", help="pair profile JSON (runs with sequoia or auto trees)")
-    parser.add_argument("--records", required=True, help="output raw records JSONL")
-    parser.add_argument("--audit", required=True, help="output audit file (.pt)")
+    parser.add_argument("--records", required=True, help=records_help)
     parser.add_argument(
         "--job", type=json_arg, required=True, help="the run: configuration and methods (JSON)"
     )
     add_settings(parser)
 
 
-def prompt_seed(base: int, job: dict, method: str, prompt_id: str) -> int:
-    """A 63-bit seed from the base seed, the run's configuration, the method and the prompt id."""
+def add_arguments(parser) -> None:
+    add_run_arguments(parser, "output raw records JSONL")
+
+
+def prompt_seed(base: int, job: dict, prompt_id: str) -> int:
+    """A 63-bit seed from the base seed, the run's configuration and the prompt id (every method of the
+    run decodes the prompt from this seed)."""
     keys = [str(base)] + [str(job[k]) for k in ("target", "draft", "dataset", "temperature", "tree")]
-    digest = hashlib.sha256("|".join(keys + [method, prompt_id]).encode()).digest()
+    digest = hashlib.sha256("|".join(keys + [prompt_id]).encode()).digest()
     return int.from_bytes(digest[:8], "little") >> 1
 
 
-def _fail_once(settings: dict, job: dict) -> None:
+def interleaved(
+    methods: list[str], prompts: list[dict], done: set[tuple[str, str]]
+) -> list[tuple[str, dict]]:
+    """(method, prompt) pairs still to do, prompt by prompt; prompt i starts with method i mod M."""
+    order = []
+    for index, prompt in enumerate(prompts):
+        shift = index % len(methods)
+        for method in methods[shift:] + methods[:shift]:
+            if (method, prompt["prompt_id"]) not in done:
+                order.append((method, prompt))
+    return order
+
+
+def fail_once(settings: dict, job: dict) -> None:
     """Test hook (testing.fail_once_dir): the first attempt of each run fails after one prompt."""
     directory = settings.get("testing", {}).get("fail_once_dir")
     if not directory:
@@ -51,6 +72,11 @@ def _fail_once(settings: dict, job: dict) -> None:
         raise RuntimeError(f"testing.fail_once_dir: deliberate first-attempt failure ({marker})")
 
 
+def log_progress(what: str, index: int, total: int, start: float) -> None:
+    elapsed = time.monotonic() - start
+    log.info("%s %d/%d done, ETA %.0f s", what, index, total, elapsed / index * (total - index))
+
+
 def run(args) -> int:
     from resispec.corpora import read_prompts
     from resispec.decoding.session import DecodeSession
@@ -60,32 +86,20 @@ def run(args) -> int:
     job, settings = args.job, args.settings
     prompts = read_prompts(args.prompts)[: job["num_prompts"]]
     session = DecodeSession.open(job, settings, model_dir(args.target), model_dir(args.draft), args.profile)
-    files = RunFiles(args.records, args.audit)
+    files = RunFiles(args.records)
     done = files.done()
-    todo = [(m, p) for m in job["methods"] for p in prompts if (m, p["prompt_id"]) not in done]
-    log.info(
-        "run %s: %d prompts x %d methods, %d done", job["run"], len(prompts), len(job["methods"]), len(done)
-    )
-    nodes = per_prompt_nodes(settings, len(prompts))
+    todo = interleaved(job["methods"], prompts, done)
+    log.info("run %s (timing pass): %d prompts x %d methods, %d done",
+             job["run"], len(prompts), len(job["methods"]), len(done))  # fmt: skip
+    seed = lambda prompt: prompt_seed(settings.get("seed", 0), job, prompt["prompt_id"])  # noqa: E731
+    for prompt in prompts[:WARMUP_PROMPTS] if todo else []:
+        for method in job["methods"]:
+            session.timing_prompt(method, prompt, seed(prompt))
     start = time.monotonic()
     for index, (method, prompt) in enumerate(todo, 1):
-        seed = prompt_seed(settings.get("seed", 0), job, method, prompt["prompt_id"])
-        files.append(*session.decode_prompt(method, prompt, seed, nodes))
-        elapsed = time.monotonic() - start
-        log.info(
-            "%s prompt %d/%d done, ETA %.0f s",
-            method,
-            index,
-            len(todo),
-            elapsed / index * (len(todo) - index),
-        )
+        files.append(session.timing_prompt(method, prompt, seed(prompt)))
+        log_progress(f"{method} {prompt['prompt_id']}:", index, len(todo), start)
         if index == 1:
-            _fail_once(settings, job)
+            fail_once(settings, job)
     files.publish(job, prompts)
     return 0
-
-
-def per_prompt_nodes(settings: dict, num_prompts: int) -> int:
-    """Audited nodes kept per (method, prompt): audit.max_nodes spread over the prompts."""
-    audit = settings.get("audit", {})
-    return max(1, -(-audit.get("max_nodes", 2000) // max(num_prompts, 1)))

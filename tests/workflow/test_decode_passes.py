@@ -1,0 +1,98 @@
+"""The two decoding passes of a run (`resispec decode`, `resispec audit-decode`) on tiny models: the
+timing pass (audit off, one warm-up prompt, methods interleaved per prompt, one seed per prompt for every
+method, the autoregressive baseline included) and the audit pass (only the sampled prompts, the same
+tokens, sampled nodes with full rows); every record names its pass, device, host and threads."""
+
+import json
+import math
+import socket
+
+import pytest
+import torch
+from workflow_helpers import tiny_decoding_dir
+
+from resispec.decoding.session import DecodeSession
+from resispec.workflow.commands import main
+from resispec.workflow.steps.decode import interleaved
+
+METHODS = ["specinfer", "resispec", "autoregressive"]
+JOB = {"run": "passes", "target": "t", "draft": "d", "dataset": "c4", "temperature": 1.0, "tree": "d3b2",
+       "num_prompts": 5, "methods": METHODS}  # fmt: skip
+AUDIT = {"top_tokens": 8, "max_nodes": 6, "nodes_per_prompt": 3, "full_vocab_nodes": 3}
+SETTINGS = {"seed": 3, "device": "cpu", "dtype": "float32", "audit": AUDIT}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("passes")
+    prompts = tiny_decoding_dir(root, prompts=5, prompt_tokens=12, max_new_tokens=10)
+    common = ["--prompts", str(root / "prompts.jsonl"), "--target", str(root / "t" / "READY.json"),
+              "--draft", str(root / "d" / "READY.json"), "--job", json.dumps(JOB),
+              "--settings", json.dumps(SETTINGS), "--threads", "1"]  # fmt: skip
+    calls = []
+    original = DecodeSession.timing_prompt
+    DecodeSession.timing_prompt = lambda self, m, p, s: (
+        calls.append((m, p["prompt_id"], s)) or original(self, m, p, s)
+    )
+    try:
+        assert main(["decode", *common, "--records", str(root / "raw.jsonl")]) == 0
+    finally:
+        DecodeSession.timing_prompt = original
+    assert (
+        main(["audit-decode", *common, "--records", str(root / "audit.jsonl"), "--audit", str(root / "a.pt")])
+        == 0
+    )
+    read = lambda name: [json.loads(line) for line in (root / name).read_text().splitlines()]  # noqa: E731
+    return {"timing": read("raw.jsonl"), "audit": read("audit.jsonl"), "calls": calls,
+            "nodes": torch.load(root / "a.pt", weights_only=True)["nodes"], "prompts": prompts}  # fmt: skip
+
+
+def test_timing_pass_warms_up_interleaves_and_shares_seeds(run):
+    """One warm-up prompt per method first, then prompt by prompt with a rotating method order; every
+    method of a prompt uses the prompt's seed."""
+    calls, ids = run["calls"], [p["prompt_id"] for p in run["prompts"]]
+    assert calls[:3] == [(m, ids[0], calls[0][2]) for m in METHODS]  # the warm-up, discarded
+    timed = calls[3:]
+    assert [(m, p) for m, p, _ in timed] == [
+        (m, p["prompt_id"]) for m, p in interleaved(METHODS, run["prompts"], set())
+    ]
+    assert [m for m, _, _ in timed[3:6]] == METHODS[1:] + METHODS[:1]  # the second prompt starts one later
+    seeds = {}
+    for method, prompt, seed in calls:
+        assert seeds.setdefault(prompt, seed) == seed, f"{method} used another seed for {prompt}"
+    records = run["timing"]
+    assert len(records) == len(METHODS) * len(ids) and {r["method"] for r in records} == set(METHODS)
+
+
+def test_records_name_their_pass_and_machine(run):
+    for name in ("timing", "audit"):
+        for record in run[name]:
+            assert record["pass"] == name and record["device"] == "cpu" and record["threads"] == 1
+            assert record["hostname"] == socket.gethostname()
+    baseline = [r for r in run["timing"] if r["method"] == "autoregressive"]
+    assert all(r["accepted_lengths"] == [1] * len(r["new_tokens"]) for r in baseline)
+
+
+def test_audit_pass_decodes_only_the_sampled_prompts_and_repeats_the_tokens(run):
+    """ceil(max_nodes / nodes_per_prompt) prompts per tree method, no autoregressive; same seeds, so the
+    same tokens as the timing pass."""
+    audit, timing = run["audit"], {(r["method"], r["prompt_id"]): r for r in run["timing"]}
+    prompts = {r["prompt_id"] for r in audit}
+    assert len(prompts) == math.ceil(AUDIT["max_nodes"] / AUDIT["nodes_per_prompt"])
+    assert {r["method"] for r in audit} == {"specinfer", "resispec"}
+    for record in audit:
+        twin = timing[(record["method"], record["prompt_id"])]
+        assert record["new_tokens"] == twin["new_tokens"] and record["seed"] == twin["seed"]
+
+
+def test_audit_nodes_are_sampled_with_full_rows_for_some(run):
+    nodes = run["nodes"]
+    for method in ("specinfer", "resispec"):
+        mine = [n for n in nodes if n["method"] == method]
+        per_prompt = {}
+        for node in mine:
+            per_prompt.setdefault(node["prompt_id"], []).append(node)
+        assert all(len(v) <= AUDIT["nodes_per_prompt"] for v in per_prompt.values())
+        assert all(n["candidates"] and 0 <= n["position"] < n["verified_nodes"] for n in mine)
+        assert sum("full" in n for n in mine) == AUDIT["full_vocab_nodes"]
+        assert all(isinstance(n["full"]["target"], bytes) for n in mine if "full" in n)
