@@ -28,6 +28,8 @@ HOST_CALLS = {torch.Tensor.cpu, torch.Tensor.numpy}
 ALLOWED = {
     # ers plans a node on <= `bins` ratio bins in numpy, then moves the plan back to the node's device
     ("resispec/verify/sequential.py", "future_for"),
+    # the audit pass (never timed) keeps sampled full-vocabulary rows, compressed on the host
+    ("resispec/decoding/audit_sampling.py", "encode"),
 }
 
 
@@ -121,6 +123,7 @@ def test_eagle_drafter_and_sequoia_profile_follow_the_device(audit, target_model
 
 
 def test_session_builds_the_prompt_on_the_device(audit, target_model, draft_model):
+    from resispec.decoding.audit_sampling import AuditPlan
     from resispec.decoding.session import DecodeSession
     from resispec.decoding.trees import parse
 
@@ -131,8 +134,9 @@ def test_session_builds_the_prompt_on_the_device(audit, target_model, draft_mode
     )
     prompt = {"prompt_id": "p0", "input_ids": [1, 2, 3], "max_new_tokens": 3}
     with mode:
-        record, _ = session.decode_prompt("specinfer", prompt, seed=0, nodes=2)
-    assert len(record["new_tokens"]) == 3
+        records = [session.timing_prompt(m, prompt, seed=0) for m in ("specinfer", "autoregressive")]
+        audited, nodes = session.audit_prompt("specinfer", prompt, 0, AuditPlan(nodes=2, full_rows=1))
+    assert [len(r["new_tokens"]) for r in [*records, audited]] == [3, 3, 3] and nodes
     assert not mode.violations, "\n".join(sorted(mode.violations))
 
 

@@ -84,4 +84,5 @@ def sample(
         step_input = torch.tensor([[token]], dtype=torch.long, device=device)
     sync(device)
     wall = time.perf_counter() - start
-    return GenerateOutput(torch.tensor(tokens, dtype=torch.long), steps, wall_s=wall, prompt_len=len(prompt))
+    new_tokens = torch.tensor(tokens, dtype=torch.long, device=device)
+    return GenerateOutput(new_tokens, steps, wall_s=wall, prompt_len=len(prompt))
