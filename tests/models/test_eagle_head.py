@@ -146,7 +146,6 @@ def test_tiny_head_training_raises_acceptance(tiny_target, tiny_tokens, tmp_path
         token_ids=tiny_tokens[:10],
         heldout=tiny_tokens[10:],
         steps=100,
-        minutes_budget=3,
         seq_len=32,
         batch_size=8,
         lr=3e-3,
@@ -155,6 +154,8 @@ def test_tiny_head_training_raises_acceptance(tiny_target, tiny_tokens, tmp_path
     )
     assert report["loss_last"] < 0.5 * report["loss_first"]
     assert report["acceptance"]["1.0"] > report["acceptance_before"]["1.0"] + 0.2
+    assert report["cost"]["steps"] == 100 and report["cost"]["train_tokens"] == 100 * 8 * 32
+    assert 0 < report["compute_ratio"] < 1
     target = load_model(tiny_target)
     head = eagle_head.load_eagle_head(tmp_path / "eagle", target)
     again = eagle_training.measure_acceptances(target, head, tiny_tokens[10:], [1.0])[1.0]

@@ -2,8 +2,9 @@
 
 Owns: `hf:` / `pypi:` / `local:` / `tiny:` sources materialized into model directories (`sources`,
 `tiny`, `preparation`), loading them on a configured device (`loading`), per-token compute
-(`compute`), single-candidate acceptance (`acceptance`), draft distillation (`distill`,
-`draft_training`) and EAGLE-1 heads (`eagle_head`, `eagle_training`).
+(`compute`), single-candidate acceptance (`acceptance`), draft distillation (`distill`, `draft_init`,
+`draft_training`, reduced-vocabulary heads in `reduced_vocab`), the deterministic training loop with
+token and step budgets (`training`) and EAGLE-1 heads (`eagle_head`, `eagle_training`).
 May import: `resispec.corpora` (training text). Nothing downstream.
 """
 
