@@ -26,7 +26,7 @@ from resispec.models.distill import (
     training_chunks,
 )
 from resispec.models.draft_init import DraftArch, draft_config, init_from_target, init_random
-from resispec.models.reduced_vocab import CONFIG_KEY, ReducedVocabHead, attach, frequent_tokens
+from resispec.models.reduced_vocab import CONFIG_KEY, ReducedVocabHead, attach, draft_vocabulary
 from resispec.models.training import TrainOptions, loss_summary, machine_load, pinned_threads, train_steps
 
 log = logging.getLogger(__name__)
@@ -61,9 +61,7 @@ def build_draft(target, arch: DraftArch, chunks: torch.Tensor, generator: torch.
     else:
         draft = init_from_target(target, config, arch, chunks[:CALIBRATION_ROWS])
     if arch.vocab is not None:
-        eos = target.config.eos_token_id
-        always = [t for t in (eos if isinstance(eos, list | tuple) else [eos]) if t is not None]
-        attach(draft, frequent_tokens(chunks, arch.vocab, target.config.vocab_size, always))
+        attach(draft, draft_vocabulary(target.config, chunks, arch.vocab))
     return draft.to(target.device), ratio
 
 
@@ -139,7 +137,12 @@ def _train_draft(target_dir, out_dir, texts, token_ids, heldout, arch, max_ratio
     )  # fmt: skip
     generator = torch.Generator().manual_seed(opts.seed)
     draft, ratio = build_draft(target, arch, chunks, generator, max_ratio)
-    report = {"arch": asdict(arch), "compute_ratio": ratio, "options": _options_report(opts)}
+    report = {
+        "arch": asdict(arch),
+        "shape": _shape(draft),
+        "compute_ratio": ratio,
+        "options": _options_report(opts),
+    }
     report["compute_ratio_ctx256"] = compute_ratio(draft.config, target.config, context_len=256)
     report["acceptance_before"] = acceptance_report(target, draft, heldout)
     teacher_start = time.monotonic()
@@ -163,6 +166,18 @@ def _train_draft(target_dir, out_dir, texts, token_ids, heldout, arch, max_ratio
     save_draft(draft, tokenizer, out_dir, report)
     log.info("draft saved to %s: %s", out_dir, json.dumps(report))
     return report
+
+
+def _shape(draft) -> dict:
+    """The draft's actual size: layers, hidden and MLP widths, LM-head rows."""
+    config = draft.config
+    rows = getattr(config, CONFIG_KEY, None) or config.vocab_size
+    return {
+        "layers": config.num_hidden_layers,
+        "hidden": config.hidden_size,
+        "intermediate": config.intermediate_size,
+        "vocab": rows,
+    }
 
 
 def _options_report(opts: TrainOptions) -> dict:

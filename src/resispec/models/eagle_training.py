@@ -28,6 +28,7 @@ from resispec.models.distill import (
     training_chunks,
 )
 from resispec.models.eagle_head import EagleHead, new_eagle_head, save_eagle_head
+from resispec.models.reduced_vocab import ReducedVocabHead, draft_vocabulary
 from resispec.models.training import TrainOptions, loss_summary, machine_load, pinned_threads, train_steps
 
 log = logging.getLogger(__name__)
@@ -62,17 +63,18 @@ def eagle_loss(head: EagleHead, targets: TeacherTargets, index: torch.Tensor, op
     """Smooth L1 on the next feature + 0.1 x the distillation loss to the target's next-token law."""
     tokens, features = targets.tokens[index], targets.features[index].float()  # [B, S], [B, S, H]
     device = head.fc.weight.device
+    reduced = isinstance(head.lm_head, ReducedVocabHead)
     with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=opts.use_amp):
-        predicted, logits = head(
-            tokens[:, 1:].to(device), features[:, :-1].to(device)
-        )  # [B, S-1, H], [.., V]
+        predicted = head.features(tokens[:, 1:].to(device), features[:, :-1].to(device))  # [B, S-1, H]
+        logits = head.lm_head.reduced(predicted) if reduced else head.lm_head(predicted)  # [B, S-1, V']
     regression = F.smooth_l1_loss(predicted.float(), features[:, 1:].to(device))
     shifted = TeacherTargets(
         tokens=targets.tokens,
         indices=targets.indices[:, 1:],
         probs={t: p[:, 1:] for t, p in targets.probs.items()},
     )
-    distill = tempered_loss(logits.float(), shifted, index, kind=opts.loss)
+    positions = head.lm_head.positions() if reduced else None
+    distill = tempered_loss(logits.float(), shifted, index, kind=opts.loss, positions=positions)
     return FEATURE_WEIGHT * regression + DISTILL_WEIGHT * distill
 
 
@@ -83,18 +85,20 @@ def train(
     texts: Sequence[str] | None = None,
     token_ids: Sequence[Sequence[int]] | None = None,
     heldout: Sequence[Sequence[int]] | None = None,
+    vocab: int | None = None,
     **options,
 ) -> dict:
     """Train an EAGLE-1 head on the target's features over `texts` or `token_ids` (cut into `seq_len`
     chunks; `heldout` defaults to held-out documents), save it in the EAGLE-1 layout to `out_dir` with a
     training.json report (losses, acceptance at T = 1 and 0.6, compute ratio, training cost) and return
-    the report. `options` are the fields of `TrainOptions`."""
+    the report. `vocab`: draft over the `vocab` most frequent training tokens (q = 0 elsewhere; None:
+    the target's vocabulary). `options` are the fields of `TrainOptions`."""
     opts = TrainOptions(**options)
     with pinned_threads(opts.threads):
-        return _train(target_dir, out_dir, texts, token_ids, heldout, opts)
+        return _train(target_dir, out_dir, texts, token_ids, heldout, vocab, opts)
 
 
-def _train(target_dir, out_dir, texts, token_ids, heldout, opts: TrainOptions) -> dict:
+def _train(target_dir, out_dir, texts, token_ids, heldout, vocab, opts: TrainOptions) -> dict:
     from resispec.models.loading import load_model
 
     start, load_start = time.monotonic(), machine_load()
@@ -104,8 +108,14 @@ def _train(target_dir, out_dir, texts, token_ids, heldout, opts: TrainOptions) -
         caller="train_eagle_head",
     )  # fmt: skip
     generator = torch.Generator().manual_seed(opts.seed)
-    head = new_eagle_head(target, generator).to(opts.device)
-    report = {"compute_ratio": head_compute_ratio(head, target.config), "options": _options(opts)}
+    head = new_eagle_head(target, generator, vocab and draft_vocabulary(target.config, chunks, vocab)).to(
+        opts.device
+    )
+    report = {
+        "vocab": vocab,
+        "compute_ratio": head_compute_ratio(head, target.config),
+        "options": _options(opts),
+    }
     report["acceptance_before"] = _acceptance(target, head, heldout)
     teacher_start = time.monotonic()
     targets = teacher_topk(

@@ -64,6 +64,13 @@ def frequent_tokens(chunks: torch.Tensor, size: int, vocab_size: int, always=())
     return order[:size].sort().values
 
 
+def draft_vocabulary(target_config, chunks: torch.Tensor, size: int) -> torch.Tensor:
+    """The `size` most frequent tokens of the training chunks, end-of-text always among them."""
+    eos = target_config.eos_token_id
+    always = [t for t in (eos if isinstance(eos, list | tuple) else [eos]) if t is not None]
+    return frequent_tokens(chunks, size, target_config.vocab_size, always)
+
+
 def attach(model, token_ids: torch.Tensor, rows: torch.Tensor | None = None) -> ReducedVocabHead:
     """Replace `model`'s LM head by a reduced head over `token_ids` with weight `rows` [V', H] (default:
     the current LM head's rows of those tokens), untied; records `draft_vocab_size` in the config."""
