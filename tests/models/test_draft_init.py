@@ -28,8 +28,8 @@ def test_all_layers_copied_reproduce_the_target(target):
     assert ratio == pytest.approx(1.0)
 
 
-def test_chosen_layers_spread_from_first_to_last():
-    assert draft_init.DraftArch(layers=4).chosen_layers(30) == (0, 10, 19, 29)
+def test_default_layers_are_the_first_ones_and_the_last():
+    assert draft_init.DraftArch(layers=4).chosen_layers(30) == (0, 1, 2, 29)
     assert draft_init.DraftArch(layers=1).chosen_layers(30) == (0,)
     assert draft_init.DraftArch(source_layers=[0, 1, 2, 29]).layers == 4
 
