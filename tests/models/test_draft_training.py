@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
-from resispec.models import acceptance, compute, draft_training
+from resispec.models import acceptance, compute, draft_init, draft_training
 from resispec.models.loading import load_model
 
 
@@ -43,8 +43,8 @@ def test_default_draft_fits_the_budget_of_smollm2():
         bos_token_id=1,
         eos_token_id=2,
     )
-    draft = draft_training.make_draft_config(smollm2, layers=4, hidden=256)
-    small = draft_training.make_draft_config(smollm2, layers=2, hidden=128)
+    draft = draft_init.make_draft_config(smollm2, layers=4, hidden=256)
+    small = draft_init.make_draft_config(smollm2, layers=2, hidden=128)
     assert compute.compute_ratio(draft, smollm2) <= 0.15
     assert compute.compute_ratio(small, smollm2) < compute.compute_ratio(draft, smollm2)
     assert draft.vocab_size == smollm2.vocab_size and draft.eos_token_id == 2
@@ -52,7 +52,7 @@ def test_default_draft_fits_the_budget_of_smollm2():
 
 def test_acceptance_is_one_minus_total_variation(tiny_target, tiny_tokens):
     target = load_model(tiny_target)
-    other = LlamaForCausalLM(draft_training.make_draft_config(target.config, layers=1, hidden=32)).eval()
+    other = LlamaForCausalLM(draft_init.make_draft_config(target.config, layers=1, hidden=32)).eval()
     contexts = [tiny_tokens[0][:20], tiny_tokens[1][:20], tiny_tokens[2][:9]]
     assert acceptance.measure_acceptance(target, target, contexts, 1.0) == pytest.approx(1.0)
     expected, count = 0.0, 0
@@ -74,9 +74,13 @@ def test_acceptance_is_one_minus_total_variation(tiny_target, tiny_tokens):
 
 def test_too_large_draft_is_refused(tiny_target, tiny_tokens, tmp_path):
     with pytest.raises(ValueError, match="max_compute_ratio"):
+        big = {"init": "random", "layers": 4, "hidden": 128}
+        draft_training.train_draft(tiny_target, tmp_path / "d", token_ids=tiny_tokens, arch=big, steps=1)
+    with pytest.raises(ValueError, match="max_compute_ratio"):  # 3 of the target's 4 layers
         draft_training.train_draft(
-            tiny_target, tmp_path / "d", token_ids=tiny_tokens, layers=4, hidden=128, steps=1
+            tiny_target, tmp_path / "d", token_ids=tiny_tokens, arch={"layers": 3}, steps=1
         )
+    assert not (tmp_path / "d").exists()
 
 
 def test_tiny_distillation_lowers_loss_and_raises_acceptance(tiny_target, tiny_tokens, tmp_path):
@@ -85,10 +89,9 @@ def test_tiny_distillation_lowers_loss_and_raises_acceptance(tiny_target, tiny_t
         tmp_path / "draft",
         token_ids=tiny_tokens[:10],
         heldout=tiny_tokens[10:],
-        layers=1,
-        hidden=32,
+        arch={"init": "random", "layers": 1, "hidden": 32},
         steps=120,
-        minutes_budget=3,
+        teacher_tokens=100_000,
         seq_len=32,
         batch_size=8,
         lr=1e-2,
@@ -96,6 +99,10 @@ def test_tiny_distillation_lowers_loss_and_raises_acceptance(tiny_target, tiny_t
         amp=False,
     )
     assert report["compute_ratio"] <= 0.15
+    assert (
+        report["cost"]["teacher_tokens"] == 94 * 32
+    )  # the whole corpus: 10 x (300 tokens + EOS), in chunks of 32
+    assert report["cost"]["train_tokens"] == 120 * 8 * 32 and report["steps"] == 120
     assert report["loss_last"] < 0.5 * report["loss_first"]
     assert report["acceptance"]["1.0"] > report["acceptance_before"]["1.0"] + 0.2
     draft = load_model(tmp_path / "draft")

@@ -146,7 +146,6 @@ def test_tiny_head_training_raises_acceptance(tiny_target, tiny_tokens, tmp_path
         token_ids=tiny_tokens[:10],
         heldout=tiny_tokens[10:],
         steps=100,
-        minutes_budget=3,
         seq_len=32,
         batch_size=8,
         lr=3e-3,
@@ -155,6 +154,8 @@ def test_tiny_head_training_raises_acceptance(tiny_target, tiny_tokens, tmp_path
     )
     assert report["loss_last"] < 0.5 * report["loss_first"]
     assert report["acceptance"]["1.0"] > report["acceptance_before"]["1.0"] + 0.2
+    assert report["cost"]["steps"] == 100 and report["cost"]["train_tokens"] == 100 * 8 * 32
+    assert 0 < report["compute_ratio"] < 1
     target = load_model(tiny_target)
     head = eagle_head.load_eagle_head(tmp_path / "eagle", target)
     again = eagle_training.measure_acceptances(target, head, tiny_tokens[10:], [1.0])[1.0]
@@ -167,3 +168,24 @@ def test_eagle_checkpoints_are_told_from_causal_lms(target, tiny_target, tmp_pat
     assert not eagle_head.is_eagle_checkpoint(tiny_target)  # safetensors, 4 layers
     target.save_pretrained(tmp_path / "bin", safe_serialization=False)
     assert not eagle_head.is_eagle_checkpoint(tmp_path / "bin")
+
+
+def test_reduced_vocabulary_head_trains_saves_and_loads(tiny_target, tiny_tokens, tmp_path):
+    common = dict(
+        token_ids=tiny_tokens[:10], heldout=tiny_tokens[10:], steps=30, seq_len=32, lr=3e-3, amp=False
+    )
+    full = eagle_training.train(tiny_target, tmp_path / "full", **common)
+    report = eagle_training.train(tiny_target, tmp_path / "eagle", vocab=64, **common)
+    assert report["compute_ratio"] < full["compute_ratio"] and report["vocab"] == 64
+    assert eagle_head.is_eagle_checkpoint(tmp_path / "eagle")
+    target = load_model(tiny_target)
+    head = eagle_head.load_eagle_head(tmp_path / "eagle", target)
+    tokens, features = _inputs(target)
+    with torch.no_grad():
+        _, logits = head(tokens, features)  # [1, S, V]
+    kept = head.lm_head.token_ids
+    assert kept.numel() == 64 and torch.isfinite(logits[..., kept]).all()
+    assert int(torch.isneginf(logits).sum()) == logits.shape[:2].numel() * (target.config.vocab_size - 64)
+    torch.testing.assert_close(head.lm_head.weight, target.get_output_embeddings().weight[kept])
+    again = eagle_training.measure_acceptances(target, head, tiny_tokens[10:], [1.0])[1.0]
+    assert again == pytest.approx(report["acceptance"]["1.0"], abs=1e-5)

@@ -1,18 +1,30 @@
-"""Helpers shared by draft and EAGLE-head training: token chunks, teacher top-k targets, the loss."""
+"""Data and loss shared by draft and EAGLE-head training: token chunks and held-out documents, the
+teacher pass (the target's top-k distributions at each training temperature), the distillation loss.
+
+Terms: the *teacher* is the target model; its *top-k targets* at temperature T are, per position, the
+probabilities p_T of its k most likely tokens (the same tokens at every T) and the *tail*, the mass
+1 - sum of them. A draft with a reduced vocabulary (`resispec.models.reduced_vocab`) has q = 0 outside
+it; its loss compares p_T restricted to the vocabulary and renormalised (the optimum of every loss here
+for such a draft) with q_T.
+"""
 
 from __future__ import annotations
 
 import copy
 import logging
-import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import torch
 
+from resispec.models.training import Progress
+
 log = logging.getLogger(__name__)
+
+HELDOUT_EVERY = 20  # every 20th document is held out for acceptance (never trained on)
+MAX_HELDOUT = 32  # held-out documents at most (each truncated to seq_len tokens)
+MIN_TAIL_PROB = 1e-6  # floor of the draft's tail bucket before its log (a saturated top-k)
 
 
 def tokenize_texts(texts: Sequence[str], tokenizer) -> list[list[int]]:
@@ -33,45 +45,18 @@ def chunk_tokens(token_ids: Sequence[Sequence[int]], seq_len: int, *, eos_id: in
     return torch.tensor(stream[: n_rows * seq_len], dtype=torch.long).view(n_rows, seq_len)
 
 
-@dataclass(frozen=True)
-class TrainOptions:
-    """Budget and optimiser settings shared by draft distillation and EAGLE-head training."""
-
-    steps: int = 100_000
-    minutes_budget: float = 15.0
-    seed: int = 0
-    device: str = "cpu"
-    seq_len: int = 128
-    batch_size: int = 8
-    lr: float = 3e-3
-    top_k: int = 64
-    teacher_fraction: float = 0.25
-    amp: bool | None = None
-
-    @property
-    def seconds(self) -> float:
-        return 60.0 * self.minutes_budget
-
-    @property
-    def use_amp(self) -> bool:
-        """bfloat16 autocast: on by default on CPU and CUDA."""
-        if self.amp is not None:
-            return self.amp
-        return self.device == "cpu" or self.device.startswith("cuda")
-
-
-@dataclass
-class TeacherTargets:
-    """Target outputs on token chunks: top-k next-token probabilities (T = 1) and, optionally, features."""
-
-    tokens: torch.Tensor  # [N, S] long
-    probs: torch.Tensor  # [N, S, k] float16
-    indices: torch.Tensor  # [N, S, k] int32
-    features: torch.Tensor | None = None  # [N, S, H] bfloat16, last hidden state (after the final norm)
+def split_heldout(documents: Sequence[Sequence[int]]) -> tuple[list, list]:
+    """(training documents, held-out documents): every HELDOUT_EVERY-th document (at most MAX_HELDOUT,
+    each of >= 2 tokens) is held out, so the held-out set samples every corpus of the list."""
+    held = [i for i in range(0, len(documents), HELDOUT_EVERY) if len(documents[i]) >= 2][:MAX_HELDOUT]
+    if not held or len(held) == len(documents):
+        raise ValueError(f"{len(documents)} documents: too few to hold out some and train on the rest")
+    chosen = set(held)
+    return [d for i, d in enumerate(documents) if i not in chosen], [documents[i] for i in held]
 
 
 class TrainingData(NamedTuple):
-    """Training chunks [N, S], held-out sequences, and the tokenizer used (None for token ids)."""
+    """Training chunks [N, S], held-out token sequences, and the tokenizer used (None for token ids)."""
 
     chunks: torch.Tensor
     heldout: list
@@ -79,10 +64,10 @@ class TrainingData(NamedTuple):
 
 
 def training_chunks(target, target_dir, *, texts, token_ids, heldout, seq_len: int, caller: str):
-    """Training chunks [N, S] and held-out sequences for a model trained on `target`.
+    """Training chunks [N, S] and held-out sequences (<= seq_len tokens) for a model trained on `target`.
 
     `texts` are tokenized with the target's tokenizer (returned, else None); otherwise `token_ids` are
-    used. The held-out set defaults to the last 5% of chunks, at most 32.
+    used. Without `heldout`, `split_heldout` holds out whole documents.
     """
     tokenizer = None
     if texts is not None:
@@ -92,14 +77,31 @@ def training_chunks(target, target_dir, *, texts, token_ids, heldout, seq_len: i
         token_ids = tokenize_texts(texts, tokenizer)
     if token_ids is None:
         raise ValueError(f"{caller} needs texts or token_ids")
-    eos = target.config.eos_token_id
-    chunks = chunk_tokens(
-        token_ids, seq_len, eos_id=eos[0] if isinstance(eos, list | tuple) else eos
-    )  # [N, S]
     if heldout is None:
-        n_held = max(1, min(32, len(chunks) // 20))
-        chunks, heldout = chunks[:-n_held], list(chunks[-n_held:])
-    return TrainingData(chunks, heldout, tokenizer)
+        token_ids, heldout = split_heldout(token_ids)
+        heldout = [list(h)[:seq_len] for h in heldout]
+    eos = target.config.eos_token_id
+    chunks = chunk_tokens(token_ids, seq_len, eos_id=eos[0] if isinstance(eos, list | tuple) else eos)
+    return TrainingData(chunks, list(heldout), tokenizer)
+
+
+def teacher_chunks(chunks: torch.Tensor, teacher_tokens: int, generator: torch.Generator) -> torch.Tensor:
+    """The chunks the teacher labels: a seeded random subset of `teacher_tokens // S` rows of [N, S]
+    (every corpus is sampled whatever the budget), all of them when the budget covers the corpus."""
+    rows = max(1, min(chunks.shape[0], teacher_tokens // chunks.shape[1]))
+    if rows < chunks.shape[0]:
+        log.info("teacher budget: %d of %d chunks (%d tokens)", rows, chunks.shape[0], rows * chunks.shape[1])
+    return chunks[torch.randperm(chunks.shape[0], generator=generator)[:rows]]
+
+
+@dataclass
+class TeacherTargets:
+    """Target outputs on token chunks: top-k next-token probabilities per temperature, optionally features."""
+
+    tokens: torch.Tensor  # [N, S] long
+    indices: torch.Tensor  # [N, S, k] int32, the same top-k tokens at every temperature
+    probs: dict[float, torch.Tensor]  # {T: [N, S, k] float16}
+    features: torch.Tensor | None = None  # [N, S, H] bfloat16, last hidden state (after the final norm)
 
 
 def _teacher_copy(target, amp: bool):
@@ -114,59 +116,79 @@ def teacher_topk(
     chunks: torch.Tensor,
     *,
     top_k: int,
-    seconds: float,
+    temperatures: Sequence[float] = (1.0,),
     amp: bool,
     batch_size: int = 8,
     with_features: bool = False,
 ) -> TeacherTargets:
-    """Run the target over `chunks` [N, S] until done or `seconds` pass; keep its top-k probabilities."""
+    """Run the target over every row of `chunks` [N, S]; keep its top-k probabilities at each temperature."""
     teacher = _teacher_copy(target, amp)
-    probs, indices, feats, start, done = [], [], [], time.monotonic(), 0
+    probs, indices, feats = {t: [] for t in temperatures}, [], []
+    progress = Progress("teacher", chunks.numel(), "tokens", every=20)
     for first in range(0, chunks.shape[0], batch_size):
         ids = chunks[first : first + batch_size]  # [b, S]
         out = teacher(input_ids=ids.to(target.device), output_hidden_states=with_features)
         logits = out.logits.float()  # [b, S, V]
         top = logits.topk(top_k, dim=-1)
-        top_log_probs = top.values - logits.logsumexp(dim=-1, keepdim=True)  # [b, S, k]
-        probs.append(top_log_probs.exp().to(torch.float16).cpu())
         indices.append(top.indices.to(torch.int32).cpu())
+        for temperature in temperatures:
+            log_probs = top.values / temperature - (logits / temperature).logsumexp(-1, keepdim=True)
+            probs[temperature].append(log_probs.exp().to(torch.float16).cpu())  # [b, S, k]
         if with_features:
             feats.append(out.hidden_states[-1].to(torch.bfloat16).cpu())  # [b, S, H]
-        done += ids.shape[0]
-        elapsed = time.monotonic() - start
-        if done == ids.shape[0] or (first // batch_size) % 20 == 0:
-            rate = done * chunks.shape[1] / elapsed
-            eta = min((chunks.shape[0] - done) * chunks.shape[1] / rate, seconds - elapsed)
-            log.info("teacher %d/%d chunks, %.0f tok/s, ETA %.0f s", done, chunks.shape[0], rate, max(eta, 0))
-        if elapsed >= seconds:
-            log.info("teacher time budget reached after %d of %d chunks", done, chunks.shape[0])
-            break
+        progress.update(min(first + batch_size, chunks.shape[0]) * chunks.shape[1])
     del teacher
     return TeacherTargets(
-        tokens=chunks[:done],
-        probs=torch.cat(probs),
+        tokens=chunks,
         indices=torch.cat(indices),
+        probs={t: torch.cat(p) for t, p in probs.items()},
         features=torch.cat(feats) if with_features else None,
     )
 
 
-def distill_loss(logits: torch.Tensor, top_probs: torch.Tensor, top_indices: torch.Tensor) -> torch.Tensor:
-    """KL(target || draft) on the target's top-k tokens plus one bucket for the remaining mass.
+def distill_loss(
+    logits: torch.Tensor,
+    top_probs: torch.Tensor,
+    top_indices: torch.Tensor,
+    *,
+    temperature: float = 1.0,
+    kind: str = "kl",
+    positions: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Distance from the target's top-k targets (+ tail bucket) at `temperature` to the draft's q_T.
 
-    logits: [B, S, V] draft logits; top_probs: [B, S, k] target probabilities; top_indices: [B, S, k].
+    logits: [B, S, V'] draft logits; top_probs [B, S, k] the target's p_T; top_indices [B, S, k] token
+    ids. `positions` [V] long maps token ids to columns of `logits` (-1 outside a reduced vocabulary;
+    None: the identity). `kind`: "kl" = KL(p || q), "tv" = sum |p - q| / 2 = 1 - sum min(p, q), "kl+tv".
     """
     target_top = top_probs.float()  # [B, S, k]
-    logits = logits.float()
-    draft_log = logits.gather(-1, top_indices.long()) - logits.logsumexp(-1, keepdim=True)  # [B, S, k]
-    target_tail = (1.0 - target_top.sum(-1)).clamp_min(0.0)  # [B, S]
-    draft_tail = (1.0 - draft_log.exp().sum(-1)).clamp_min(1e-6)  # [B, S]
-    safe_top = target_top.clamp_min(1e-12)
-    kl_top = (target_top * (safe_top.log() - draft_log)).sum(-1)  # [B, S]
-    kl_tail = target_tail * (target_tail.clamp_min(1e-12).log() - draft_tail.log())  # [B, S]
-    return (kl_top + kl_tail).mean()
+    columns = top_indices.long() if positions is None else positions[top_indices.long()]  # [B, S, k]
+    inside = columns >= 0
+    target_top = target_top * inside
+    target_tail = (1.0 - top_probs.float().sum(-1)).clamp_min(0.0)  # [B, S]
+    total = (target_top.sum(-1) + target_tail).clamp_min(1e-12)  # renormalise onto the vocabulary
+    target_top, target_tail = target_top / total[..., None], target_tail / total
+    log_q = (logits.float() / temperature).log_softmax(-1)  # [B, S, V']
+    draft_log = log_q.gather(-1, columns.clamp_min(0))  # [B, S, k]
+    draft_top = draft_log.exp() * inside
+    draft_tail = (1.0 - draft_top.sum(-1)).clamp_min(MIN_TAIL_PROB)  # [B, S]
+    loss = logits.new_zeros((), dtype=torch.float32)
+    if kind in ("kl", "kl+tv"):
+        kl_top = (target_top * (target_top.clamp_min(1e-12).log() - draft_log.where(inside, 0.0))).sum(-1)
+        kl_tail = target_tail * (target_tail.clamp_min(1e-12).log() - draft_tail.log())
+        loss = loss + (kl_top + kl_tail).mean()
+    if kind in ("tv", "kl+tv"):
+        overlap = torch.minimum(target_top, draft_top).sum(-1) + torch.minimum(target_tail, draft_tail)
+        loss = loss + (1.0 - overlap).mean()
+    return loss
 
 
-def lr_factor(step: int, progress: float, warmup: int = 50) -> float:
-    """Linear warm-up over `warmup` steps, then cosine decay to 10% as `progress` goes 0 -> 1."""
-    ramp = min(1.0, step / warmup)
-    return ramp * (0.1 + 0.45 * (1.0 + math.cos(math.pi * min(progress, 1.0))))
+def tempered_loss(logits, targets: TeacherTargets, index, *, kind: str, positions=None) -> torch.Tensor:
+    """`distill_loss` averaged over the temperatures of `targets`, on the rows `index` (logits [B, S, V'])."""
+    device = logits.device
+    top_indices = targets.indices[index].to(device)
+    losses = [
+        distill_loss(logits, p[index].to(device), top_indices, temperature=t, kind=kind, positions=positions)
+        for t, p in targets.probs.items()
+    ]
+    return sum(losses) / len(losses)

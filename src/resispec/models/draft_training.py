@@ -1,16 +1,17 @@
-"""Draft models distilled from a target: draft config, initialisation, training loop, saving.
+"""Draft models distilled from a target: building the draft, the training run, its report, saving.
 
-A draft may use at most `max_compute_ratio` (15%) of the target's MACs per token (`resispec.models.compute`);
-its acceptance is measured by `resispec.models.acceptance`.
+A draft may use at most `max_compute_ratio` (15%) of the target's MACs per token (`resispec.models.compute`,
+LM head included: a reduced-vocabulary head counts its V' rows); its acceptance is measured by
+`resispec.models.acceptance` at T = 1 and 0.6 on held-out documents, before and after training.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
 import time
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
@@ -19,116 +20,85 @@ from resispec.models.acceptance import measure_acceptances
 from resispec.models.compute import compute_ratio
 from resispec.models.distill import (
     TeacherTargets,
-    TrainOptions,
-    distill_loss,
-    lr_factor,
+    teacher_chunks,
     teacher_topk,
+    tempered_loss,
     training_chunks,
 )
+from resispec.models.draft_init import DraftArch, draft_config, init_from_target, init_random
+from resispec.models.reduced_vocab import CONFIG_KEY, ReducedVocabHead, attach, draft_vocabulary
+from resispec.models.training import TrainOptions, loss_summary, machine_load, pinned_threads, train_steps
 
 log = logging.getLogger(__name__)
 
-
-def make_draft_config(target_config, *, layers: int, hidden: int, intermediate: int | None = None):
-    """A Llama config for a draft sharing the target's vocabulary and special tokens."""
-    from transformers import LlamaConfig
-
-    head_dim = next((d for d in (64, 32, 16, 8) if hidden % d == 0), None)
-    if head_dim is None:
-        raise ValueError(f"hidden ({hidden}) must be a multiple of 8")
-    intermediate = intermediate or int(math.ceil(hidden * 8 / 3 / 64) * 64)
-    return LlamaConfig(
-        vocab_size=target_config.vocab_size,
-        hidden_size=hidden,
-        intermediate_size=intermediate,
-        num_hidden_layers=layers,
-        num_attention_heads=hidden // head_dim,
-        num_key_value_heads=hidden // head_dim,
-        head_dim=head_dim,
-        max_position_embeddings=min(getattr(target_config, "max_position_embeddings", 2048), 4096),
-        rms_norm_eps=getattr(target_config, "rms_norm_eps", 1e-5),
-        rope_parameters=getattr(target_config, "rope_parameters", None),
-        tie_word_embeddings=True,
-        bos_token_id=target_config.bos_token_id,
-        eos_token_id=target_config.eos_token_id,
-        pad_token_id=getattr(target_config, "pad_token_id", None),
-    )
+REPORT_TEMPERATURES = (1.0, 0.6)  # acceptance is always reported at the decoding temperatures
+CALIBRATION_ROWS = 16  # chunks whose MLP activations rank the neurons a pruned draft keeps
 
 
 def check_compute(draft_config, target_config, max_compute_ratio: float) -> float:
     """The draft's compute ratio; ValueError when it exceeds `max_compute_ratio`."""
     ratio = compute_ratio(draft_config, target_config)
     if ratio > max_compute_ratio:
+        vocab = getattr(draft_config, CONFIG_KEY, None) or draft_config.vocab_size
         raise ValueError(
-            f"draft layers={draft_config.num_hidden_layers}, hidden={draft_config.hidden_size} costs "
-            f"{ratio:.1%} of the target's MACs (> max_compute_ratio={max_compute_ratio:.0%})"
+            f"draft layers={draft_config.num_hidden_layers}, hidden={draft_config.hidden_size}, "
+            f"intermediate={draft_config.intermediate_size}, vocab={vocab} costs {ratio:.1%} of the "
+            f"target's MACs (> max_compute_ratio={max_compute_ratio:.0%})"
         )
     return ratio
 
 
-def init_draft(target, config, generator: torch.Generator):
-    """A draft model: N(0, 0.02) weights from `generator`, unit norms, and the target's embedding
-    projected onto its top `hidden` principal directions (tied input/output embedding)."""
-    from transformers import LlamaForCausalLM
+def build_draft(target, arch: DraftArch, chunks: torch.Tensor, generator: torch.Generator, max_ratio: float):
+    """The initial draft for `arch` (compute checked first) and its compute ratio."""
+    config = draft_config(target.config, arch)
+    if arch.vocab is not None:
+        setattr(config, CONFIG_KEY, arch.vocab)
+    ratio = check_compute(config, target.config, max_ratio)
+    if arch.vocab is not None:
+        delattr(config, CONFIG_KEY)  # set again by `attach`, with the head
+    if arch.init == "random":
+        draft = init_random(target, config, generator)
+    else:
+        draft = init_from_target(target, config, arch, chunks[:CALIBRATION_ROWS])
+    if arch.vocab is not None:
+        attach(draft, draft_vocabulary(target.config, chunks, arch.vocab))
+    return draft.to(target.device), ratio
 
-    draft = LlamaForCausalLM(config)
-    with torch.no_grad():
-        for name, param in draft.named_parameters():
-            if param.ndim == 1:
-                param.fill_(1.0)
+
+def _trained_parameters(draft, arch: DraftArch) -> list[torch.nn.Parameter]:
+    """Every parameter but a copied target embedding behind a reduced head (kept frozen: the head is
+    separate, and the input side is the target's own)."""
+    frozen = arch.init == "target" and arch.vocab is not None
+    embedding = draft.get_input_embeddings().weight
+    params = []
+    for param in draft.parameters():
+        train = not (frozen and param is embedding)
+        param.requires_grad_(train)
+        if train:
+            params.append(param)
+    return params
+
+
+def _fit(draft, arch: DraftArch, targets: TeacherTargets, opts: TrainOptions, generator) -> list[float]:
+    """Distil `targets` into `draft` for `opts.steps` steps (bfloat16 autocast when `opts.use_amp`)."""
+    head = draft.lm_head if isinstance(draft.lm_head, ReducedVocabHead) else None
+    positions = head.positions() if head is not None else None
+    device = draft.device
+
+    def loss_of(index: torch.Tensor) -> torch.Tensor:
+        ids = targets.tokens[index].to(device)  # [B, S]
+        with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=opts.use_amp):
+            if head is None:
+                logits = draft(input_ids=ids).logits  # [B, S, V]
             else:
-                std = (
-                    0.02 / math.sqrt(2 * config.num_hidden_layers)
-                    if "o_proj" in name or "down" in name
-                    else 0.02
-                )
-                param.copy_(torch.randn(param.shape, generator=generator) * std)
-        embed = target.get_input_embeddings().weight.detach().float()  # [V, H_target]
-        _, _, right = torch.linalg.svd(embed - embed.mean(0), full_matrices=False)  # right: [H_t, H_t]
-        projected = embed @ right[: config.hidden_size].T  # [V, hidden]
-        draft.get_input_embeddings().weight.copy_(projected)
-        # final-norm gain so that initial logits have unit scale: std(logit) ~ gain * |embedding row|
-        draft.model.norm.weight.fill_(float(1.0 / projected.norm(dim=-1).mean()))
-    draft.tie_weights()
-    return draft
+                logits = head.reduced(draft.model(input_ids=ids).last_hidden_state)  # [B, S, V']
+        return tempered_loss(logits.float(), targets, index, kind=opts.loss, positions=positions)
 
-
-def _train_loop(draft, targets: TeacherTargets, opts: TrainOptions, *, seconds, generator) -> list:
-    """AdamW on the distillation loss until `steps` or `seconds`; returns [(step, loss)] per log point."""
-    optimizer = torch.optim.AdamW(draft.parameters(), lr=opts.lr, betas=(0.9, 0.98), weight_decay=0.0)
     draft.train()
-    history, start, n = [], time.monotonic(), targets.tokens.shape[0]
-    order, cursor = torch.randperm(n, generator=generator), 0
-    for step in range(1, opts.steps + 1):
-        if cursor + opts.batch_size > n:
-            order, cursor = torch.randperm(n, generator=generator), 0
-        index = order[cursor : cursor + opts.batch_size]
-        cursor += opts.batch_size
-        frac = max(step / opts.steps, (time.monotonic() - start) / seconds)
-        for group in optimizer.param_groups:
-            group["lr"] = opts.lr * lr_factor(step, frac)
-        with torch.autocast(device_type=draft.device.type, dtype=torch.bfloat16, enabled=opts.use_amp):
-            logits = draft(input_ids=targets.tokens[index].to(draft.device)).logits  # [B, S, V]
-        loss = distill_loss(logits.float(), targets.probs[index], targets.indices[index])
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(draft.parameters(), 1.0)
-        optimizer.step()
-        history.append((step, loss.item()))
-        elapsed = time.monotonic() - start
-        if step == 1 or step % 50 == 0:
-            eta = min((opts.steps - step) * elapsed / step, seconds - elapsed)
-            log.info(
-                "draft step %d loss %.4f, %.0f tok/s, ETA %.0f s",
-                step,
-                loss.item(),
-                step * targets.tokens[index].numel() / elapsed,
-                max(eta, 0),
-            )
-        if elapsed >= seconds:
-            break
+    params = _trained_parameters(draft, arch)
+    losses = train_steps(params, loss_of, targets.tokens.shape[0], opts, label="draft", generator=generator)
     draft.eval()
-    return history
+    return losses
 
 
 def train_draft(
@@ -138,64 +108,92 @@ def train_draft(
     texts: Sequence[str] | None = None,
     token_ids: Sequence[Sequence[int]] | None = None,
     heldout: Sequence[Sequence[int]] | None = None,
-    layers: int = 4,
-    hidden: int = 256,
+    arch: DraftArch | dict | None = None,
     max_compute_ratio: float = 0.15,
     **options,
 ) -> dict:
     """Distil a draft from the target in `target_dir` and save it (with the tokenizer) to `out_dir`.
 
     Training data: `texts` (tokenized with the target's tokenizer) or `token_ids`, cut into `seq_len`
-    chunks; `heldout` sequences (default: the last 5% of chunks, at most 32) measure acceptance. At most
-    `teacher_fraction` of `minutes_budget` computes the target's top-k distributions; the rest trains.
-    `options` are the fields of `TrainOptions`. Returns (and writes as training.json) a report with
-    the compute ratio, losses and acceptance.
+    chunks; `heldout` sequences (default: held-out documents, `distill.split_heldout`) measure
+    acceptance. `arch`: a `DraftArch` (or its fields); `options`: the fields of `TrainOptions`.
+    Returns (and writes as training.json) the report: architecture, compute ratio, acceptance before and
+    after, losses and the training cost (steps, teacher and trained tokens, seconds, machine load).
     """
+    opts = TrainOptions(**options)
+    arch = arch if isinstance(arch, DraftArch) else DraftArch(**(arch or {}))
+    with pinned_threads(opts.threads):
+        return _train_draft(target_dir, out_dir, texts, token_ids, heldout, arch, max_compute_ratio, opts)
+
+
+def _train_draft(target_dir, out_dir, texts, token_ids, heldout, arch, max_ratio, opts) -> dict:
     from resispec.models.loading import load_model
 
-    opts = TrainOptions(**options)
-    start = time.monotonic()
+    start, load_start = time.monotonic(), machine_load()
     target = load_model(target_dir, device=opts.device, dtype="float32")
-    config = make_draft_config(target.config, layers=layers, hidden=hidden)
-    ratio = check_compute(config, target.config, max_compute_ratio)
     chunks, heldout, tokenizer = training_chunks(
         target, target_dir, texts=texts, token_ids=token_ids, heldout=heldout, seq_len=opts.seq_len,
         caller="train_draft",
     )  # fmt: skip
     generator = torch.Generator().manual_seed(opts.seed)
-    draft = init_draft(target, config, generator).to(opts.device)
-    report = {"layers": layers, "hidden": hidden, "compute_ratio": ratio, "train_tokens": int(chunks.numel())}
-    report["compute_ratio_ctx256"] = compute_ratio(config, target.config, context_len=256)
-    report["acceptance_before"] = _acceptance_report(target, draft, heldout)
+    draft, ratio = build_draft(target, arch, chunks, generator, max_ratio)
+    report = {
+        "arch": asdict(arch),
+        "shape": _shape(draft),
+        "compute_ratio": ratio,
+        "options": _options_report(opts),
+    }
+    report["compute_ratio_ctx256"] = compute_ratio(draft.config, target.config, context_len=256)
+    report["acceptance_before"] = acceptance_report(target, draft, heldout)
+    teacher_start = time.monotonic()
     targets = teacher_topk(
-        target, chunks, top_k=opts.top_k, seconds=opts.teacher_fraction * opts.seconds, amp=opts.use_amp
-    )
-    report["teacher_tokens"] = int(targets.tokens.numel())
-    remaining = max(opts.seconds - (time.monotonic() - start) - 0.05 * opts.seconds, 1.0)
-    history = _train_loop(draft, targets, opts, seconds=remaining, generator=generator)
-    report.update(_summarise_history(history))
-    report["acceptance"] = _acceptance_report(target, draft, heldout)
-    report["train_seconds"] = time.monotonic() - start
-    _save_draft(draft, tokenizer, out_dir, report)
+        target, teacher_chunks(chunks, opts.teacher_tokens, generator), top_k=opts.top_k,
+        temperatures=opts.temperatures, amp=opts.use_amp,
+    )  # fmt: skip
+    teacher_seconds, train_start = time.monotonic() - teacher_start, time.monotonic()
+    report.update(loss_summary(_fit(draft, arch, targets, opts, generator)))
+    report["acceptance"] = acceptance_report(target, draft, heldout)
+    report["cost"] = {
+        "steps": opts.steps,
+        "teacher_tokens": int(targets.tokens.numel()),
+        "train_tokens": opts.train_tokens,
+        "teacher_seconds": round(teacher_seconds, 1),
+        "train_seconds": round(time.monotonic() - train_start, 1),
+        "seconds": round(time.monotonic() - start, 1),
+        "threads": opts.threads,
+        "load_average": [load_start, machine_load()],
+    }
+    save_draft(draft, tokenizer, out_dir, report)
     log.info("draft saved to %s: %s", out_dir, json.dumps(report))
     return report
 
 
-def _acceptance_report(target, draft, heldout) -> dict:
-    return {str(t): value for t, value in measure_acceptances(target, draft, heldout, [1.0, 0.6]).items()}
-
-
-def _summarise_history(history: list) -> dict:
-    losses = [loss for _, loss in history]
-    window = max(1, min(20, len(losses) // 5))
+def _shape(draft) -> dict:
+    """The draft's actual size: layers, hidden and MLP widths, LM-head rows."""
+    config = draft.config
+    rows = getattr(config, CONFIG_KEY, None) or config.vocab_size
     return {
-        "steps": len(losses),
-        "loss_first": sum(losses[:window]) / window,
-        "loss_last": sum(losses[-window:]) / window,
+        "layers": config.num_hidden_layers,
+        "hidden": config.hidden_size,
+        "intermediate": config.intermediate_size,
+        "vocab": rows,
     }
 
 
-def _save_draft(draft, tokenizer, out_dir: str | Path, report: dict) -> None:
+def _options_report(opts: TrainOptions) -> dict:
+    options = asdict(opts)
+    options["temperatures"] = list(opts.temperatures)
+    return options
+
+
+def acceptance_report(target, draft, heldout) -> dict:
+    """{"1.0": acceptance, "0.6": acceptance} of `draft` on the held-out sequences."""
+    values = measure_acceptances(target, draft, heldout, list(REPORT_TEMPERATURES))
+    return {str(t): value for t, value in values.items()}
+
+
+def save_draft(draft, tokenizer, out_dir: str | Path, report: dict) -> None:
+    """The draft (reduced head included), its tokenizer and training.json in `out_dir`."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     draft.save_pretrained(out)

@@ -5,6 +5,11 @@ frozen LM head. Checkpoints use the published EAGLE-1 layout (e.g. yuhuili/EAGLE
 mlp.{gate,up,down}_proj, post_attention_layernorm}.weight`. Layer 0 has no input norm and the head has
 no final norm: its output features go straight into the target's LM head.
 
+A head may draft over a reduced vocabulary (as EAGLE-3 does): its LM head is then a
+`resispec.models.reduced_vocab.ReducedVocabHead` over the target's LM-head rows of those tokens (frozen,
+q = 0 elsewhere); the checkpoint adds `draft_vocab_size` to config.json and the sorted token ids under
+`lm_head.token_ids` (the rows themselves come from the target when loading).
+
 Alignment (as in EAGLE-1): position i of a call pairs the target feature f_t (the target's last hidden
 state, after its final norm, at sequence position t) with the token x_{t+1} that follows it; the output
 feature at position i predicts f_{t+1}, and its logits predict x_{t+2}.
@@ -144,6 +149,19 @@ class EagleHead(nn.Module):
         to cache length + 0..S-1. `attention_mask`: boolean [B or 1, 1, S, L + S] (True = attend), e.g. a
         tree mask; default causal over the cache and the new positions.
         """
+        hidden = self.features(
+            token_ids,
+            target_features,
+            past_key_values,
+            position_ids=position_ids,
+            attention_mask=attention_mask,
+        )
+        return hidden, self.lm_head(hidden)
+
+    def features(
+        self, token_ids, target_features, past_key_values=None, *, position_ids=None, attention_mask=None
+    ):
+        """The predicted next features [B, S, H] of `forward`, without the LM head."""
         batch, seq = token_ids.shape
         past = 0 if past_key_values is None else len(past_key_values)
         if position_ids is None:
@@ -154,11 +172,12 @@ class EagleHead(nn.Module):
         hidden = self.fc(torch.cat([embeds, target_features], dim=-1))  # [B, S, H]
         for layer in self.layers:
             hidden = layer(hidden, position_ids, attention_mask, past_key_values)
-        return hidden, self.lm_head(hidden)
+        return hidden
 
     def eagle_state_dict(self) -> dict[str, torch.Tensor]:
-        """The weights under their published EAGLE-1 key names (no LM head)."""
-        return {k: v for k, v in self.state_dict().items() if not k.startswith("lm_head.")}
+        """The weights under their published EAGLE-1 key names (no LM head; a reduced head's token ids)."""
+        state = self.state_dict()
+        return {k: v for k, v in state.items() if not k.startswith("lm_head.") or k == "lm_head.token_ids"}
 
 
 def head_config(target_config) -> dict:
@@ -187,10 +206,27 @@ def head_config(target_config) -> dict:
     }
 
 
-def new_eagle_head(target_model, generator: torch.Generator) -> EagleHead:
-    """An untrained head for `target_model` (fc ~ U(+-1/sqrt(2H)), layer weights ~ N(0, 0.02))."""
+def _lm_head(target_model, token_ids: torch.Tensor | None) -> nn.Module:
+    """The target's LM head, or a reduced head over its rows of `token_ids`."""
+    from resispec.models.reduced_vocab import ReducedVocabHead
+
+    full = target_model.get_output_embeddings()
+    if token_ids is None:
+        return full
+    rows = full.weight.detach()[token_ids.to(full.weight.device)]
+    return ReducedVocabHead(rows, token_ids, target_model.config.vocab_size).to(full.weight.device)
+
+
+def new_eagle_head(
+    target_model, generator: torch.Generator, token_ids: torch.Tensor | None = None
+) -> EagleHead:
+    """An untrained head for `target_model` (fc ~ U(+-1/sqrt(2H)), layer weights ~ N(0, 0.02)); with
+    `token_ids`, over that reduced vocabulary."""
     config = head_config(target_model.config)
-    head = EagleHead(config, target_model.get_input_embeddings().weight, target_model.get_output_embeddings())
+    if token_ids is not None:
+        config["draft_vocab_size"] = int(token_ids.numel())
+    embed = target_model.get_input_embeddings().weight
+    head = EagleHead(config, embed, _lm_head(target_model, token_ids))
     with torch.no_grad():
         for name, param in head.named_parameters():
             if name.startswith(("embed_tokens", "lm_head")):
@@ -231,7 +267,10 @@ def load_eagle_head(head_dir: str | Path, target_model) -> EagleHead:
     embed = state.pop("embed_tokens.weight", None)
     if embed is None:
         embed = target_model.get_input_embeddings().weight
-    head = EagleHead(config, embed, target_model.get_output_embeddings())
+    token_ids = state.pop("lm_head.token_ids", None)
+    if (token_ids is None) != (config.get("draft_vocab_size") is None):
+        raise ValueError(f"EAGLE head {head_dir}: draft_vocab_size and lm_head.token_ids must come together")
+    head = EagleHead(config, embed, _lm_head(target_model, token_ids))
     missing, unexpected = head.load_state_dict(state, strict=False)
     missing = [k for k in missing if not k.startswith(("lm_head.", "embed_tokens."))]
     if missing or unexpected:

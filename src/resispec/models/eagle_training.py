@@ -13,6 +13,7 @@ import json
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
@@ -21,13 +22,14 @@ from torch.nn import functional as F
 from resispec.models.acceptance import overlap, same_length_batches
 from resispec.models.distill import (
     TeacherTargets,
-    TrainOptions,
-    distill_loss,
-    lr_factor,
+    teacher_chunks,
     teacher_topk,
+    tempered_loss,
     training_chunks,
 )
 from resispec.models.eagle_head import EagleHead, new_eagle_head, save_eagle_head
+from resispec.models.reduced_vocab import ReducedVocabHead, draft_vocabulary
+from resispec.models.training import TrainOptions, loss_summary, machine_load, pinned_threads, train_steps
 
 log = logging.getLogger(__name__)
 
@@ -53,47 +55,27 @@ def measure_acceptances(target, head: EagleHead, contexts, temperatures, *, batc
     return {t: total / count for t, total in totals.items()}
 
 
-def eagle_loss(head: EagleHead, targets: TeacherTargets, index: torch.Tensor) -> torch.Tensor:
-    """Smooth L1 on the next feature + 0.1 x cross-entropy to the target's next-token distribution."""
+FEATURE_WEIGHT = 1.0  # EAGLE-1's weights: smooth L1 on the next feature ...
+DISTILL_WEIGHT = 0.1  # ... plus 0.1 x the distillation loss on the next token
+
+
+def eagle_loss(head: EagleHead, targets: TeacherTargets, index: torch.Tensor, opts: TrainOptions):
+    """Smooth L1 on the next feature + 0.1 x the distillation loss to the target's next-token law."""
     tokens, features = targets.tokens[index], targets.features[index].float()  # [B, S], [B, S, H]
     device = head.fc.weight.device
-    predicted, logits = head(tokens[:, 1:].to(device), features[:, :-1].to(device))  # [B, S-1, H], [.., V]
-    regression = F.smooth_l1_loss(predicted, features[:, 1:].to(device))
-    probs, indices = targets.probs[index][:, 1:].to(device), targets.indices[index][:, 1:].to(device)
-    return regression + 0.1 * distill_loss(logits, probs, indices)
-
-
-def _train_loop(head, targets, opts: TrainOptions, *, seconds, generator) -> list[float]:
-    params = [p for p in head.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=opts.lr, betas=(0.9, 0.95), weight_decay=0.0)
-    head.train()
-    losses, start, n = [], time.monotonic(), targets.tokens.shape[0]
-    order, cursor = torch.randperm(n, generator=generator), 0
-    for step in range(1, opts.steps + 1):
-        if cursor + opts.batch_size > n:
-            order, cursor = torch.randperm(n, generator=generator), 0
-        index, cursor = order[cursor : cursor + opts.batch_size], cursor + opts.batch_size
-        for group in optimizer.param_groups:
-            group["lr"] = opts.lr * lr_factor(
-                step, max(step / opts.steps, (time.monotonic() - start) / seconds)
-            )
-        with torch.autocast(
-            device_type=head.fc.weight.device.type, dtype=torch.bfloat16, enabled=opts.use_amp
-        ):
-            loss = eagle_loss(head, targets, index)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 0.5)
-        optimizer.step()
-        losses.append(loss.item())
-        elapsed = time.monotonic() - start
-        if step == 1 or step % 50 == 0:
-            eta = max(min((opts.steps - step) * elapsed / step, seconds - elapsed), 0)
-            log.info("eagle step %d loss %.4f, ETA %.0f s", step, losses[-1], eta)
-        if elapsed >= seconds:
-            break
-    head.eval()
-    return losses
+    reduced = isinstance(head.lm_head, ReducedVocabHead)
+    with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=opts.use_amp):
+        predicted = head.features(tokens[:, 1:].to(device), features[:, :-1].to(device))  # [B, S-1, H]
+        logits = head.lm_head.reduced(predicted) if reduced else head.lm_head(predicted)  # [B, S-1, V']
+    regression = F.smooth_l1_loss(predicted.float(), features[:, 1:].to(device))
+    shifted = TeacherTargets(
+        tokens=targets.tokens,
+        indices=targets.indices[:, 1:],
+        probs={t: p[:, 1:] for t, p in targets.probs.items()},
+    )
+    positions = head.lm_head.positions() if reduced else None
+    distill = tempered_loss(logits.float(), shifted, index, kind=opts.loss, positions=positions)
+    return FEATURE_WEIGHT * regression + DISTILL_WEIGHT * distill
 
 
 def train(
@@ -103,43 +85,83 @@ def train(
     texts: Sequence[str] | None = None,
     token_ids: Sequence[Sequence[int]] | None = None,
     heldout: Sequence[Sequence[int]] | None = None,
+    vocab: int | None = None,
     **options,
 ) -> dict:
     """Train an EAGLE-1 head on the target's features over `texts` or `token_ids` (cut into `seq_len`
-    chunks; `heldout` defaults to the last 5%, at most 32 chunks), save it in the EAGLE-1 layout to
-    `out_dir` with a training.json report (losses, acceptance at T = 1 and 0.6) and return the report.
-    `options` are the fields of `TrainOptions` (defaults here: lr 1e-3, teacher_fraction 0.3)."""
+    chunks; `heldout` defaults to held-out documents), save it in the EAGLE-1 layout to `out_dir` with a
+    training.json report (losses, acceptance at T = 1 and 0.6, compute ratio, training cost) and return
+    the report. `vocab`: draft over the `vocab` most frequent training tokens (q = 0 elsewhere; None:
+    the target's vocabulary). `options` are the fields of `TrainOptions`."""
+    opts = TrainOptions(**options)
+    with pinned_threads(opts.threads):
+        return _train(target_dir, out_dir, texts, token_ids, heldout, vocab, opts)
+
+
+def _train(target_dir, out_dir, texts, token_ids, heldout, vocab, opts: TrainOptions) -> dict:
     from resispec.models.loading import load_model
 
-    opts = TrainOptions(**{"lr": 1e-3, "teacher_fraction": 0.3, **options})
-    start = time.monotonic()
+    start, load_start = time.monotonic(), machine_load()
     target = load_model(target_dir, device=opts.device, dtype="float32")
     chunks, heldout, _ = training_chunks(
         target, target_dir, texts=texts, token_ids=token_ids, heldout=heldout, seq_len=opts.seq_len,
         caller="train_eagle_head",
     )  # fmt: skip
     generator = torch.Generator().manual_seed(opts.seed)
-    head = new_eagle_head(target, generator).to(opts.device)
-    report = {"acceptance_before": _acceptance(target, head, heldout)}
-    targets = teacher_topk(
-        target, chunks, top_k=opts.top_k, seconds=opts.teacher_fraction * opts.seconds, amp=opts.use_amp,
-        with_features=True,
-    )  # fmt: skip
-    remaining = max(opts.seconds - (time.monotonic() - start) - 0.05 * opts.seconds, 1.0)
-    losses = _train_loop(head, targets, opts, seconds=remaining, generator=generator)
-    window = max(1, min(20, len(losses) // 5))
-    report.update(
-        steps=len(losses),
-        teacher_tokens=int(targets.tokens.numel()),
-        loss_first=sum(losses[:window]) / window,
-        loss_last=sum(losses[-window:]) / window,
+    head = new_eagle_head(target, generator, vocab and draft_vocabulary(target.config, chunks, vocab)).to(
+        opts.device
     )
+    report = {
+        "vocab": vocab,
+        "compute_ratio": head_compute_ratio(head, target.config),
+        "options": _options(opts),
+    }
+    report["acceptance_before"] = _acceptance(target, head, heldout)
+    teacher_start = time.monotonic()
+    targets = teacher_topk(
+        target, teacher_chunks(chunks, opts.teacher_tokens, generator), top_k=opts.top_k,
+        temperatures=opts.temperatures, amp=opts.use_amp, with_features=True,
+    )  # fmt: skip
+    teacher_seconds, train_start = time.monotonic() - teacher_start, time.monotonic()
+    head.train()
+    params = [p for p in head.parameters() if p.requires_grad]
+    losses = train_steps(
+        params, lambda index: eagle_loss(head, targets, index, opts), targets.tokens.shape[0], opts,
+        label="eagle", generator=generator,
+    )  # fmt: skip
+    head.eval()
+    report.update(loss_summary(losses))
     report["acceptance"] = _acceptance(target, head, heldout)
-    report["train_seconds"] = time.monotonic() - start
+    report["cost"] = {
+        "steps": opts.steps,
+        "teacher_tokens": int(targets.tokens.numel()),
+        "train_tokens": opts.train_tokens,
+        "teacher_seconds": round(teacher_seconds, 1),
+        "train_seconds": round(time.monotonic() - train_start, 1),
+        "seconds": round(time.monotonic() - start, 1),
+        "threads": opts.threads,
+        "load_average": [load_start, machine_load()],
+    }
     save_eagle_head(head, out_dir)
     (Path(out_dir) / "training.json").write_text(json.dumps(report, indent=2) + "\n")
     log.info("EAGLE head saved to %s: %s", out_dir, json.dumps(report))
     return report
+
+
+def head_compute_ratio(head: EagleHead, target_config) -> float:
+    """The head's per-token MACs (fc, its layer, the LM head it uses) as a fraction of the target's."""
+    from resispec.models.compute import per_token_macs
+
+    linears = [m for m in head.modules() if isinstance(m, torch.nn.Linear)]
+    macs = sum(m.weight.numel() for m in linears if m is not head.lm_head)
+    macs += head.lm_head.weight.numel()
+    return macs / per_token_macs(target_config)
+
+
+def _options(opts: TrainOptions) -> dict:
+    options = asdict(opts)
+    options["temperatures"] = list(opts.temperatures)
+    return options
 
 
 def _acceptance(target, head, heldout) -> dict:

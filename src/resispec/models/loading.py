@@ -15,7 +15,12 @@ def load_model(model_dir: str | Path, *, device: str = "cpu", dtype: str = "floa
         raise ValueError(f"dtype {dtype!r} is not a torch dtype name")
     if not (Path(model_dir) / "config.json").is_file():
         raise ValueError(f"model_dir {model_dir}: no config.json (materialize it first)")
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch_dtype)
+    from resispec.models.reduced_vocab import is_reduced, load_reduced
+
+    if is_reduced(model_dir):  # a draft with a reduced vocabulary (q = 0 outside it)
+        model = load_reduced(model_dir, torch_dtype)
+    else:
+        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch_dtype)
     return model.to(device).eval()
 
 

@@ -37,15 +37,11 @@ def materialize_model(source: str, dest: Path) -> dict:
     return {"kind": "source", "source": source}
 
 
-def heldout_contexts(target_dir: Path, texts: list[str], *, count: int = 32, length: int = 64) -> list:
+def heldout_contexts(target_dir: Path, texts: list[str], *, length: int = 64) -> list:
+    """The documents training holds out (`distill.split_heldout`: never trained on), as token-id
+    tensors of at most `length` tokens (those of >= 8 tokens)."""
+    from resispec.models.distill import split_heldout, tokenize_texts
     from resispec.models.loading import load_tokenizer
 
-    tokenizer = load_tokenizer(target_dir)
-    contexts = []
-    for text in reversed(texts):
-        ids = tokenizer(text)["input_ids"][:length]
-        if len(ids) >= 8:
-            contexts.append(torch.tensor(ids))
-        if len(contexts) == count:
-            break
-    return contexts
+    _, held = split_heldout(tokenize_texts(texts, load_tokenizer(target_dir)))
+    return [torch.tensor(ids[:length]) for ids in held if len(ids) >= 8]

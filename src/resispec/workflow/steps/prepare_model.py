@@ -20,6 +20,23 @@ def add_arguments(parser) -> None:
     add_settings(parser)
 
 
+ARCH_KEYS = ("init", "layers", "source_layers", "hidden", "intermediate", "vocab")
+BUDGET_KEYS = ("loss", "temperatures", "teacher_tokens", "steps", "batch_size", "seq_len", "lr")
+
+
+def _budget(block: dict, settings: dict) -> dict:
+    """TrainOptions of a `train` / `eagle` block: its budget keys plus the run's seed, device, threads."""
+    options = {key: block[key] for key in BUDGET_KEYS if key in block}
+    if "temperatures" in options:
+        options["temperatures"] = tuple(options["temperatures"])
+    return {
+        **options,
+        "seed": settings.get("seed", 0),
+        "device": settings.get("device", "cpu"),
+        "threads": settings.get("threads") or 1,
+    }
+
+
 def _train_draft(spec: dict, teacher: Path, dest: Path, settings: dict) -> dict:
     from resispec.decoding.profile import position_acceptance
     from resispec.models.draft_training import train_draft
@@ -32,13 +49,9 @@ def _train_draft(spec: dict, teacher: Path, dest: Path, settings: dict) -> dict:
         teacher,
         dest,
         texts=texts,
-        layers=train["layers"],
-        hidden=train["hidden"],
-        steps=train["steps"],
-        minutes_budget=train["minutes"],
-        seq_len=train["seq_len"],
-        seed=settings.get("seed", 0),
-        device=settings.get("device", "cpu"),
+        arch={key: train[key] for key in ARCH_KEYS if key in train},
+        max_compute_ratio=train.get("max_compute_ratio", 0.15),
+        **_budget(train, settings),
     )
     device = settings.get("device", "cpu")
     target, draft = load_model(teacher, device=device), load_model(dest, device=device)
@@ -55,11 +68,8 @@ def _train_eagle(spec: dict, teacher: Path, dest: Path, settings: dict) -> dict:
         teacher,
         dest,
         texts=training_texts(settings.get("data", {})),
-        steps=eagle["steps"],
-        minutes_budget=eagle["minutes"],
-        seq_len=eagle["seq_len"],
-        seed=settings.get("seed", 0),
-        device=settings.get("device", "cpu"),
+        vocab=eagle.get("vocab"),
+        **_budget(eagle, settings),
     )
     return {"kind": "eagle", "teacher": eagle["target"], **report}
 
