@@ -17,8 +17,9 @@ rule profile_pair:
         "../../environment.yml"
     threads: timed_threads()
     resources:
-        mem_mb=config["resources"]["mem_mb"],
-        runtime=config["resources"]["runtime"],
+        # measured on the device decode runs on, with the same models: decode's resources
+        mem_mb=rule_resource("decode", "mem_mb"),
+        runtime=rule_resource("decode", "runtime"),
     params:
         temperatures=lambda wildcards: pair_needs(wildcards)["temperatures"],
         methods=lambda wildcards: pair_needs(wildcards)["methods"],

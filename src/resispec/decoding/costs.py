@@ -50,7 +50,7 @@ class CostProfile:
 
     target_nodes: list[int]
     target_seconds: list[float]
-    draft_coefficients: list[float]
+    draft_seconds_per_feature: list[float]
     verify_seconds: dict[str, float]
 
     def target_time(self, nodes: int) -> float:
@@ -62,7 +62,7 @@ class CostProfile:
         return ys[-1] + slope * (nodes - xs[-1])
 
     def draft_time(self, tree: Tree) -> float:
-        return max(float(np.dot(self.draft_coefficients, draft_features(tree))), 0.0)
+        return max(float(np.dot(self.draft_seconds_per_feature, draft_features(tree))), 0.0)
 
     def to_dict(self) -> dict:
         return asdict(self)
