@@ -37,11 +37,13 @@ def materialize_model(source: str, dest: Path) -> dict:
     return {"kind": "source", "source": source}
 
 
-def heldout_contexts(target_dir: Path, texts: list[str], *, length: int = 64) -> list:
+def heldout_contexts(
+    target_dir: Path, texts: list[str], *, count: int | None = None, length: int = 64
+) -> list:
     """The documents training holds out (`distill.split_heldout`: never trained on), as token-id
-    tensors of at most `length` tokens (those of >= 8 tokens)."""
+    tensors of at most `length` tokens (those of >= 8 tokens); the first `count` of them (None: all)."""
     from resispec.models.distill import split_heldout, tokenize_texts
     from resispec.models.loading import load_tokenizer
 
     _, held = split_heldout(tokenize_texts(texts, load_tokenizer(target_dir)))
-    return [torch.tensor(ids[:length]) for ids in held if len(ids) >= 8]
+    return [torch.tensor(ids[:length]) for ids in held if len(ids) >= 8][:count]
