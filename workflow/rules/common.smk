@@ -85,8 +85,11 @@ def monte_carlo_nodes(wildcards):
 
 def timed_threads():
     """A timed job takes every core this Snakemake may use locally, so that no other job of the workflow
-    runs beside it; under a cluster executor (no local core count) the configured threads.
+    runs beside it; under a cluster executor (each job has its own node share; `--jobs` is no core
+    count) and inside a submitted job, the configured threads.
     """
+    if not workflow.local_exec or workflow.remote_exec:
+        return config["threads"]
     try:
         return max(config["threads"], workflow.cores)
     except WorkflowError:
