@@ -19,7 +19,8 @@ ResiSpec's actual deviation.
 Measured (fixed seeds): before optimal joined, every exact case had p > 0.007 on its 8-10 pooled cells
 (the tiny target is peaked), power >= 0.959 at TV 0.1; resispec is rejected with p < 1e-280 on all four
 configurations. Optimal with the model drafter at T = 1 on the Sequoia DP tree gave p = 0.000905 on its
-first 1000 draws (a 1-in-1000 event among 48 cases) and p = 0.727 on 4000 fresh draws (17 cells).
+first 1000 draws (a 1-in-1000 event among 48 cases), then p = 0.243 on its confirmation's 4000
+draws (17 cells; 0.727 on another 4000).
 Cost: the 40 cases took 24 min on the 2 shared CPU cores under a load of about 6 (~36 s per case;
 ~16-20 s per case on a quieter machine).
 """
