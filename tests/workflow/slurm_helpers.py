@@ -25,10 +25,10 @@ COPY_IGNORE |= {".pytest_cache", ".ruff_cache", ".whl", ".gl", ".ipynb_checkpoin
 SKIP_DIRS = {"logs", "benchmarks"}
 # Keys, columns and cell values that name timings (wall_s, time_draft_s, throughput, speedup_vs_*, ...)
 # or the machine a record was measured on (threads: a local timed job takes every core, a SLURM job its
-# own allocation; hostname).
+# own allocation; hostname; load_average, the machine's load while a model trained).
 TIMING = re.compile(
     r"(^|_)(time|times|timing|wall|elapsed|duration|seconds|timestamp|date|datetime|throughput|speedup"
-    r"|threads|hostname)(_|$)|_s$|^eta$",
+    r"|threads|hostname|load)(_|$)|_s$|^eta$",
     re.IGNORECASE,
 )
 
