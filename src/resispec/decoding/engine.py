@@ -12,6 +12,7 @@ import time
 
 import torch
 
+from resispec.decoding.autoregressive import eos_ids
 from resispec.decoding.drafters import Drafter, ModelDrafter
 from resispec.decoding.kv_cache import cache_length
 from resispec.decoding.records import GenerateOutput, StepRecord
@@ -29,15 +30,6 @@ def _as_drafter(draft) -> Drafter:
     if isinstance(draft, torch.nn.Module):
         return ModelDrafter(draft)
     raise ValueError(f"draft must be a Hugging Face model or a Drafter, got {type(draft).__name__}")
-
-
-def _eos_set(target_model, eos_token_id) -> set[int]:
-    if eos_token_id is None:
-        config = getattr(target_model, "generation_config", None)
-        eos_token_id = getattr(config, "eos_token_id", None)
-    if eos_token_id is None:
-        return set()
-    return {int(eos_token_id)} if isinstance(eos_token_id, int) else {int(t) for t in eos_token_id}
 
 
 def _truncate(new: list[int], produced: int, max_new_tokens: int, eos: set[int]) -> tuple[list[int], bool]:
@@ -102,7 +94,7 @@ def generate(
     start = time.perf_counter()
     drafter.update(prompt, (), target.prefill(prompt))
     committed, new_tokens, steps = prompt, [], []
-    eos = _eos_set(target_model, eos_token_id)
+    eos = eos_ids(target_model, eos_token_id)
     finished = max_new_tokens == 0
     while not finished:
         step, tokens = _step(target, drafter, verifier, committed, tree, temperature, generator, audit_top)

@@ -27,7 +27,14 @@ from resispec.models.distill import (
 )
 from resispec.models.draft_init import DraftArch, draft_config, init_from_target, init_random
 from resispec.models.reduced_vocab import CONFIG_KEY, ReducedVocabHead, attach, draft_vocabulary
-from resispec.models.training import TrainOptions, loss_summary, machine_load, pinned_threads, train_steps
+from resispec.models.training import (
+    TrainOptions,
+    loss_summary,
+    machine_load,
+    pinned_threads,
+    train_steps,
+    training_cost,
+)
 
 log = logging.getLogger(__name__)
 
@@ -153,16 +160,10 @@ def _train_draft(target_dir, out_dir, texts, token_ids, heldout, arch, max_ratio
     teacher_seconds, train_start = time.monotonic() - teacher_start, time.monotonic()
     report.update(loss_summary(_fit(draft, arch, targets, opts, generator)))
     report["acceptance"] = acceptance_report(target, draft, heldout)
-    report["cost"] = {
-        "steps": opts.steps,
-        "teacher_tokens": int(targets.tokens.numel()),
-        "train_tokens": opts.train_tokens,
-        "teacher_seconds": round(teacher_seconds, 1),
-        "train_seconds": round(time.monotonic() - train_start, 1),
-        "seconds": round(time.monotonic() - start, 1),
-        "threads": opts.threads,
-        "load_average": [load_start, machine_load()],
-    }
+    report["cost"] = training_cost(
+        opts, int(targets.tokens.numel()), start=start, teacher_seconds=teacher_seconds,
+        train_start=train_start, load_start=load_start,
+    )  # fmt: skip
     save_draft(draft, tokenizer, out_dir, report)
     log.info("draft saved to %s: %s", out_dir, json.dumps(report))
     return report

@@ -29,7 +29,14 @@ from resispec.models.distill import (
 )
 from resispec.models.eagle_head import EagleHead, new_eagle_head, save_eagle_head
 from resispec.models.reduced_vocab import ReducedVocabHead, draft_vocabulary
-from resispec.models.training import TrainOptions, loss_summary, machine_load, pinned_threads, train_steps
+from resispec.models.training import (
+    TrainOptions,
+    loss_summary,
+    machine_load,
+    pinned_threads,
+    train_steps,
+    training_cost,
+)
 
 log = logging.getLogger(__name__)
 
@@ -132,16 +139,10 @@ def _train(target_dir, out_dir, texts, token_ids, heldout, vocab, opts: TrainOpt
     head.eval()
     report.update(loss_summary(losses))
     report["acceptance"] = _acceptance(target, head, heldout)
-    report["cost"] = {
-        "steps": opts.steps,
-        "teacher_tokens": int(targets.tokens.numel()),
-        "train_tokens": opts.train_tokens,
-        "teacher_seconds": round(teacher_seconds, 1),
-        "train_seconds": round(time.monotonic() - train_start, 1),
-        "seconds": round(time.monotonic() - start, 1),
-        "threads": opts.threads,
-        "load_average": [load_start, machine_load()],
-    }
+    report["cost"] = training_cost(
+        opts, int(targets.tokens.numel()), start=start, teacher_seconds=teacher_seconds,
+        train_start=train_start, load_start=load_start,
+    )  # fmt: skip
     save_eagle_head(head, out_dir)
     (Path(out_dir) / "training.json").write_text(json.dumps(report, indent=2) + "\n")
     log.info("EAGLE head saved to %s: %s", out_dir, json.dumps(report))

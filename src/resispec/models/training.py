@@ -170,6 +170,23 @@ def loss_summary(losses: Sequence[float]) -> dict:
     }
 
 
+def training_cost(opts: TrainOptions, teacher_tokens: int, *, start: float, teacher_seconds: float,
+                  train_start: float, load_start: float | None) -> dict:  # fmt: skip
+    """The ``cost`` block of a training report: budgets, teacher and trained tokens, wall-clock seconds
+    (``time.monotonic`` marks of the run and its training phase) and the load before and after."""
+    now = time.monotonic()
+    return {
+        "steps": opts.steps,
+        "teacher_tokens": teacher_tokens,
+        "train_tokens": opts.train_tokens,
+        "teacher_seconds": round(teacher_seconds, 1),
+        "train_seconds": round(now - train_start, 1),
+        "seconds": round(now - start, 1),
+        "threads": opts.threads,
+        "load_average": [load_start, machine_load()],
+    }
+
+
 def machine_load() -> float | None:
     """The 1-minute load average (None where the OS has none): stated beside wall-clock costs."""
     try:
