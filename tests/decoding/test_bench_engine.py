@@ -14,7 +14,9 @@ def test_bench_engine_runs_every_system_on_a_synthetic_pair(tmp_path, capsys):
             "--trees", "auto,chain2", "--methods", "specinfer,sequoia"]  # fmt: skip
     argv += ["--json", str(tmp_path / "rows.json")]
     assert bench.main(argv) == 0
-    text = capsys.readouterr().out
+    captured = capsys.readouterr()
+    text = captured.out
+    assert "prompt 2/2 (6 systems)" in captured.err and "ETA 0 s" in captured.err
     for name in ("autoregressive", "hf_assisted", "engine", "best exact engine configuration"):
         assert name in text
     rows = bench.run(argv)
@@ -25,6 +27,9 @@ def test_bench_engine_runs_every_system_on_a_synthetic_pair(tmp_path, capsys):
         assert row["x_autoregressive_ci"][0] <= row["x_autoregressive"] <= row["x_autoregressive_ci"][1]
         assert sum(row["share"].values()) == pytest.approx(1.0)
     assert rows[2]["tree"].startswith("auto(")
+    assert rows[0]["parents"] is None and rows[1]["parents"] is None
+    assert rows[2]["tree"] == f"auto({len(rows[2]['parents'])})" and rows[2]["parents"][0] == -1
+    assert rows[4]["tree"] == "chain2" and rows[4]["parents"] == [-1, 0, 1]
 
 
 def test_paired_ratio_is_a_ratio_of_sums_with_a_paired_interval():
@@ -40,3 +45,22 @@ def test_paired_ratio_is_a_ratio_of_sums_with_a_paired_interval():
 def test_bench_engine_needs_models():
     with pytest.raises(ValueError, match="--target"):
         bench.run([])
+
+
+def test_bench_engine_names_the_methods_a_given_profile_lacks(tmp_path):
+    """Regression: a workflow profile carries rows only for the methods its sheets tree with `auto`;
+    the bench stopped deep inside tree resolution. It now names the file, the methods and the way out."""
+    from resispec.decoding.costs import CostProfile
+    from resispec.decoding.profile import PairProfile
+
+    target_dir, draft_dir = bench.synthetic_pair(
+        tmp_path / "pair", vocab=64, hidden=64, layers=3, draft_layers=1
+    )
+    costs = CostProfile([1, 64], [1.0, 1.1], [0.0, 0.01, 0.0, 0.0], {})
+    acceptance = {"1": {"sequoia": [0.6, 0.2], "specinfer": [0.5, 0.1]}}
+    path = tmp_path / "profile.json"
+    path.write_text(PairProfile(acceptance, costs, {"max_nodes": 16, "max_depth": 4}).to_json())
+    argv = ["--target", target_dir, "--draft", draft_dir, "--prompts", "1", "--profile", str(path),
+            "--trees", "auto", "--methods", "specinfer,ers,optimal"]  # fmt: skip
+    with pytest.raises(ValueError, match=r"profile\.json: no acceptance rows for \['ers', 'optimal'\]"):
+        bench.run(argv)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+import time
 
 import torch
 
@@ -58,7 +60,15 @@ def _profile(args, target, draft, drafter, prompts):
     from resispec.decoding.profile import PairProfile
 
     if args.profile:
-        return PairProfile.read(args.profile)
+        profile = PairProfile.read(args.profile)
+        have = profile.acceptance.get(f"{float(args.temperature):g}", {})
+        missing = [m for m in args.methods if m not in have] if "auto" in args.trees.split(",") else []
+        if missing:
+            raise ValueError(
+                f"--profile {args.profile}: no acceptance rows for {missing} at temperature "
+                f"{args.temperature:g} (it has {sorted(have)}); omit --profile to measure them here"
+            )
+        return profile
     vocab = target.config.vocab_size
     held_out = runs.load_prompts(args.target, args.prompts + 8, args.prompt_tokens, args.device,
                                  dataset=args.dataset, vocab=vocab)[args.prompts :]  # fmt: skip
@@ -117,6 +127,7 @@ def run(argv=None) -> list[dict]:
     for config in configs:  # warm-up: every system once, untimed
         _time(config, target, draft, drafter, prompts[0], warm, args.seed)
     timed = {index: [[] for _ in prompts] for index in range(len(configs))}
+    start, total = time.perf_counter(), args.repeats * len(prompts)
     for repeat in range(args.repeats):
         for p, ids in enumerate(prompts):
             order = [(p + repeat + i) % len(configs) for i in range(len(configs))]  # rotate the start
@@ -124,7 +135,15 @@ def run(argv=None) -> list[dict]:
                 timed[index][p].append(
                     _time(configs[index], target, draft, drafter, ids, args, args.seed + p)
                 )
+            _progress(repeat * len(prompts) + p + 1, total, time.perf_counter() - start, len(configs))
     return summarise(configs, timed, seed=args.seed)
+
+
+def _progress(done: int, total: int, elapsed: float, systems: int) -> None:
+    """One line on stderr after each prompt (outside the timed calls): prompts done, elapsed, ETA."""
+    eta = elapsed / done * (total - done)
+    print(f"[bench engine] prompt {done}/{total} ({systems} systems): {elapsed:.0f} s, ETA {eta:.0f} s",
+          file=sys.stderr, flush=True)  # fmt: skip
 
 
 def main(argv=None) -> int:

@@ -24,13 +24,14 @@ def summarise(configs, timed, *, seed: int = 0) -> list[dict]:
     prompts = {i: _per_prompt(timed[i]) for i in timed}
     baselines = {configs[i][0]: i for i in timed if configs[i][0] != "engine"}
     rows = []
-    for index, (system, tree, method, _) in enumerate(configs):
+    for index, (system, tree, method, resolved) in enumerate(configs):
         data = prompts[index]
         tokens, seconds = [d[0] for d in data], [d[1] for d in data]
         row = {
             "system": system,
             "tree": tree,
             "method": method,
+            "parents": list(resolved.parents) if resolved is not None else None,
             "tokens": sum(tokens),
             "seconds": sum(seconds),
         }
