@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import pkgutil
 import sys
 
@@ -28,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m resispec.bench", description=__doc__)
     parser.add_argument("name", choices=subcommands(), help="benchmark to run; `<name> -h` for its options")
     args = parser.parse_args(argv[:1])
+    # the library's progress lines (pair profile, decoding) on stderr, as under `resispec`
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     module = importlib.import_module(f"resispec.bench.{args.name}")
     return int(module.main(argv[1:]) or 0)
 

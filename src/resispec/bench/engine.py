@@ -22,6 +22,7 @@ import torch
 from resispec.bench import engine_runs as runs
 from resispec.bench.engine_report import GOALS, print_rows, summarise
 from resispec.bench.engine_runs import synthetic_pair
+from resispec.decoding.tree_specs import profile_methods, resolve
 
 __all__ = ["main", "run", "synthetic_pair", "GOALS"]
 
@@ -61,12 +62,12 @@ def _profile(args, target, draft, drafter, prompts):
 
     if args.profile:
         profile = PairProfile.read(args.profile)
-        have = profile.acceptance.get(f"{float(args.temperature):g}", {})
-        missing = [m for m in args.methods if m not in have] if "auto" in args.trees.split(",") else []
-        if missing:
+        needed = {m for *_, name in _tree_names(args) for m in profile_methods(name)}
+        have = profile.methods(args.temperature)
+        if missing := sorted(needed - set(have)):
             raise ValueError(
                 f"--profile {args.profile}: no acceptance rows for {missing} at temperature "
-                f"{args.temperature:g} (it has {sorted(have)}); omit --profile to measure them here"
+                f"{args.temperature:g} (it has {have}); omit --profile to measure them here"
             )
         return profile
     vocab = target.config.vocab_size
@@ -77,19 +78,24 @@ def _profile(args, target, draft, drafter, prompts):
                         methods=args.methods, settings=settings)  # fmt: skip
 
 
+def _tree_names(args) -> list[tuple[str, str, str]]:
+    """(spec, method, tree name) of every engine configuration: ``auto`` becomes ``auto-<method>``."""
+    return [
+        (spec, method, f"auto-{method}" if spec == "auto" else spec)
+        for spec in args.trees.split(",")
+        for method in args.methods
+    ]
+
+
 def _configs(args, profile) -> list[tuple[str, str, str, object]]:
     """(system, tree name, method, resolved tree) of every timed configuration, baselines first."""
-    from resispec.decoding.tree_specs import profile_methods, resolve
-
     configs = [("autoregressive", "-", "-", None)] + (
         [] if args.no_hf else [("hf_assisted", "dynamic", "-", None)]
     )
-    for spec in args.trees.split(","):
-        for method in args.methods:
-            name = f"auto-{method}" if spec == "auto" else spec
-            needs = profile if profile_methods(name) else None
-            tree = resolve(name, profile=needs, temperature=args.temperature)
-            configs.append(("engine", f"{spec}({tree.num_nodes})" if spec == "auto" else spec, method, tree))
+    for spec, method, name in _tree_names(args):
+        needs = profile if profile_methods(name) else None
+        tree = resolve(name, profile=needs, temperature=args.temperature)
+        configs.append(("engine", f"{spec}({tree.num_nodes})" if spec == "auto" else spec, method, tree))
     return configs
 
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import torch
 
 from resispec.decoding import costs
-from resispec.decoding.profile import PairProfile, acceptance_rows, pair_distributions
+from resispec.decoding.profile import PairProfile, acceptance_rows, pair_distributions, temperature_key
 
 log = logging.getLogger(__name__)
 PREFIX_TOKENS = 64  # committed tokens before the timed tree forwards and proposals
@@ -27,7 +27,7 @@ def measure_pair(target, draft, drafter, contexts: Sequence[torch.Tensor], *, te
     for index, temperature in enumerate(temperatures):
         pairs = list(pair_distributions(target, draft, contexts, float(temperature)))
         distributions = distributions or pairs
-        acceptance[f"{float(temperature):g}"] = {
+        acceptance[temperature_key(temperature)] = {
             method: acceptance_rows(pairs, method, k=settings["candidates"]) for method in methods
         }
         _progress("acceptance", index + 1, len(temperatures), start)

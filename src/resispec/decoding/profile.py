@@ -94,6 +94,11 @@ def acceptance_rows(distributions, method: str, *, k: int = ACCEPTANCE_CANDIDATE
     return rows
 
 
+def temperature_key(temperature: float) -> str:
+    """The key of a temperature in ``PairProfile.acceptance``: ``1`` -> ``"1"``, ``0.6`` -> ``"0.6"``."""
+    return f"{float(temperature):g}"
+
+
 @dataclass
 class PairProfile:
     """What the workflow measures once per (target, draft, device): positional acceptance per
@@ -103,8 +108,12 @@ class PairProfile:
     costs: CostProfile
     meta: dict = field(default_factory=dict)
 
+    def methods(self, temperature: float) -> list[str]:
+        """The verifiers with acceptance rows at ``temperature``."""
+        return sorted(self.acceptance.get(temperature_key(temperature), {}))
+
     def rows(self, temperature: float, method: str) -> list:
-        key = f"{float(temperature):g}"
+        key = temperature_key(temperature)
         table = self.acceptance.get(key, {})
         if method not in table:
             have = {t: sorted(m) for t, m in self.acceptance.items()}
