@@ -127,16 +127,19 @@ def _step(target, drafter, verifier, committed, tree, temperature, generator, au
     result = walk(draft, target_probs, verifier, generator, audit_top)
     path = result.accepted_nodes
     tokens = [int(t) for t in draft.tokens[path].tolist()] + [result.final_token]
+    sync(device)
+    t_walk = time.perf_counter()
     target.keep_path(path, prefix_len)
     new_committed = torch.cat([committed, torch.tensor(tokens, dtype=torch.long, device=device)])
     drafter.update(new_committed, path, None if features is None else features[[0, *path]])
     sync(device)
     t3 = time.perf_counter()
     projection = target_probs.seconds  # lazy vocabulary projections done during the walk
+    shaping = sum(result.shaping_time_s.values())
     record = StepRecord(
         len(tokens), result.position_tried, result.position_accepted, result.depth_tried,
         result.depth_accepted, time_draft_s=t1 - t0, time_target_s=t2 - t1 + projection,
-        time_verify_s=t3 - t2 - projection,
+        time_verify_s=t_walk - t2 - projection - shaping, time_shaping_s=shaping, time_commit_s=t3 - t_walk,
     )  # fmt: skip
     record.audit, record.shaping_time_s = result.audit, result.shaping_time_s
     return record, tokens

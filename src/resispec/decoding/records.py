@@ -17,6 +17,12 @@ class StepRecord:
     any truncation at EOS or max_new_tokens. ``position_tried[i]`` / ``position_accepted[i]``: whether the
     (i+1)-th sibling candidate was visited / accepted (counts over the step's verified nodes);
     ``depth_tried[d]`` / ``depth_accepted[d]``: whether drafted level d+1 was verified / accepted.
+
+    Times (seconds, disjoint; Figure 3's split): ``time_draft_s`` the drafter's proposal,
+    ``time_target_s`` the target's tree forward (vocabulary projections included), ``time_verify_s``
+    the verifier's decisions (the walk, shaping excluded), ``time_shaping_s`` ResiSpec-style shaping
+    inside the verifier (the sum of ``shaping_time_s``), ``time_commit_s`` the commit (cache cuts, the
+    drafter's update).
     """
 
     accepted_length: int
@@ -27,6 +33,8 @@ class StepRecord:
     time_draft_s: float = 0.0
     time_target_s: float = 0.0
     time_verify_s: float = 0.0
+    time_shaping_s: float = 0.0
+    time_commit_s: float = 0.0
     audit: list[dict] = field(default_factory=list)
     shaping_time_s: dict[str, float] = field(default_factory=dict)  # verifier budgeting/redistribution/proxy
 
@@ -62,6 +70,8 @@ class GenerateOutput:
             "time_draft_s": sum(s.time_draft_s for s in self.steps),
             "time_target_s": sum(s.time_target_s for s in self.steps),
             "time_verify_s": sum(s.time_verify_s for s in self.steps),
+            "time_shaping_s": sum(s.time_shaping_s for s in self.steps),
+            "time_commit_s": sum(s.time_commit_s for s in self.steps),
             "wall_s": self.wall_s,
         }
 
