@@ -12,13 +12,14 @@ import time
 
 import torch
 
+from resispec.decoding.arguments import generate_arguments
 from resispec.decoding.autoregressive import eos_ids
 from resispec.decoding.drafters import Drafter, ModelDrafter
 from resispec.decoding.kv_cache import cache_length
 from resispec.decoding.records import GenerateOutput, StepRecord
 from resispec.decoding.target import new_target, sync
 from resispec.decoding.tree_attention import model_device
-from resispec.decoding.trees import Tree, parse
+from resispec.decoding.trees import Tree
 from resispec.decoding.walk import walk
 
 __all__ = ["generate", "GenerateOutput", "StepRecord"]
@@ -39,15 +40,6 @@ def _truncate(new: list[int], produced: int, max_new_tokens: int, eos: set[int])
         if tok in eos:
             return new[: i + 1], True
     return new[:room], len(new) >= room
-
-
-def _prompt(input_ids: torch.Tensor, device: torch.device, max_new_tokens: int) -> torch.Tensor:
-    if max_new_tokens < 0:
-        raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
-    prompt = input_ids.reshape(-1).to(device)
-    if prompt.ndim != 1 or len(prompt) == 0:
-        raise ValueError(f"input_ids must hold one non-empty sequence, got shape {tuple(input_ids.shape)}")
-    return prompt
 
 
 def _verifier(method: str, temperature: float, options: dict | None):
@@ -83,11 +75,13 @@ def generate(
     stores each verified node's (target, draft) distributions truncated to the top-N tokens.
     """
     device = model_device(target_model)
-    prompt = _prompt(input_ids, device, max_new_tokens)
+    prompt, tree, temperature, max_new_tokens = generate_arguments(
+        target_model, input_ids, tree, temperature, max_new_tokens, device
+    )
     if generator is None:
         generator = torch.Generator(device=device)
         generator.seed()
-    tree, verifier = parse(tree), _verifier(method, temperature, verifier_options)
+    verifier = _verifier(method, temperature, verifier_options)
     drafter = _as_drafter(draft)
     drafter.reset()
     target = new_target(target_model, tree, device, drafter.needs_target_features, temperature)

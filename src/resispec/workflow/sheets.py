@@ -10,11 +10,15 @@ from typing import Any
 import jsonschema
 import yaml
 
+from resispec.decoding.arguments import tree_spec
 from resispec.workflow.config import ConfigError, schema_path, validator_with_defaults
 
 ALWAYS_METHODS = ("ers", "optimal", "autoregressive")  # every run: exact residual shaping, the optimal
 # exact verifier and the target alone (the baseline)
 NUMERIC_COLUMNS = {"temperature": float, "num_prompts": int}
+# Table ids a sheet may fill: report.tidy.TABLES less `audit` (made from every run, not from a sheet); kept
+# here so that reading sheets (every Snakemake start) does not import the report stage (pandas).
+SHEET_TABLES = ("table1", "table2", "table3", "table4", "table5", "table6", "figure1", "figure3")
 
 
 class SheetError(ConfigError):
@@ -100,6 +104,10 @@ def _check_row(row: dict[str, Any], where: str, validator, config: dict[str, Any
             raise SheetError(f"{where} column '{column}': {message}")
     if row["dataset"] not in config["data"]["datasets"]:
         raise SheetError(f"{where} column 'dataset': {row['dataset']!r} is not in data.datasets")
+    try:  # the parser `generate` uses: the same specs pass, with the same message when one does not
+        tree_spec(row["tree"])
+    except ValueError as exc:
+        raise SheetError(f"{where} column 'tree': {exc}") from exc
     return row
 
 
@@ -137,6 +145,9 @@ def expand_jobs(config: dict[str, Any], base_dir: str | Path = ".") -> list[Job]
     """All decoding jobs of all sheets named in config['experiments']."""
     jobs = []
     for table, sheet in config.get("experiments", {}).items():
+        if table not in SHEET_TABLES:
+            known = ", ".join(SHEET_TABLES)
+            raise SheetError(f"config key 'experiments.{table}': unknown table id {table!r} (known: {known})")
         for row in load_sheet(Path(base_dir) / sheet, config):
             num_prompts = row.get("num_prompts") or config["data"]["num_prompts"]
             jobs.extend(Job(table, row, method, num_prompts) for method in row_methods(row))

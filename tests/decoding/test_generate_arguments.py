@@ -1,0 +1,103 @@
+"""Bad arguments of `generate` stop at the boundary with a ValueError naming the argument and showing the
+bad value; every tree spec a sheet accepts is accepted (or, needing the pair profile, refused saying so)."""
+
+import math
+
+import pytest
+import torch
+
+from resispec.decoding.arguments import SPEC_FORMS, tree_spec
+from resispec.decoding.engine import generate
+
+VOCAB = 12  # tiny_llama's vocabulary (tests/decoding/engine_helpers.py)
+IDS = torch.tensor([1, 2, 3, 4])
+
+# (keyword arguments of generate, text the message must hold): each row one bad input
+BAD_ARGUMENTS = [
+    ({"temperature": math.nan}, "temperature must be finite and >= 0 (0 = greedy), got nan"),
+    ({"temperature": math.inf}, "temperature must be finite and >= 0 (0 = greedy), got inf"),
+    ({"temperature": -0.5}, "temperature must be finite and >= 0 (0 = greedy), got -0.5"),
+    ({"temperature": "1.0"}, "temperature must be a real number >= 0, got '1.0'"),
+    ({"temperature": None}, "temperature must be a real number >= 0, got None"),
+    (
+        {"input_ids": torch.tensor([[1, 2, 3], [4, 5, 6]])},
+        "exactly one sequence ([L] or [1, L]), got shape (2, 3)",
+    ),
+    ({"input_ids": torch.tensor([[[1, 2, 3]]])}, "exactly one sequence ([L] or [1, L]), got shape (1, 1, 3)"),
+    ({"input_ids": torch.tensor(3)}, "exactly one sequence ([L] or [1, L]), got shape ()"),
+    (
+        {"input_ids": torch.tensor([1.0, 2.0])},
+        "input_ids must hold integer token ids, got dtype torch.float32",
+    ),
+    (
+        {"input_ids": torch.tensor([True, False])},
+        "input_ids must hold integer token ids, got dtype torch.bool",
+    ),
+    (
+        {"input_ids": torch.tensor([1, VOCAB])},
+        f"token id {VOCAB} is outside the target's vocabulary [0, {VOCAB})",
+    ),
+    ({"input_ids": torch.tensor([-1, 2])}, f"token id -1 is outside the target's vocabulary [0, {VOCAB})"),
+    ({"input_ids": [3, 99]}, f"token id 99 is outside the target's vocabulary [0, {VOCAB})"),
+    ({"input_ids": torch.tensor([], dtype=torch.long)}, "input_ids must hold a non-empty sequence"),
+    ({"max_new_tokens": -1}, "max_new_tokens must be an integer >= 0, got -1"),
+    ({"max_new_tokens": 2.5}, "max_new_tokens must be an integer >= 0, got 2.5"),
+    ({"max_new_tokens": "8"}, "max_new_tokens must be an integer >= 0, got '8'"),
+]
+
+# (tree spec, text the message must hold): the same specs and messages as the sheets' (test_sheet_errors)
+BAD_TREES = [
+    ("d3b0", "tree spec 'd3b0': branch must be >= 1, got 0"),
+    ("d0b2", "tree spec 'd0b2': depth must be >= 1, got 0"),
+    ("d1b4", "tree spec 'd1b4': drafts no token"),
+    ("chain0", "tree spec 'chain0': drafts no token"),
+    ("k0d3", "tree spec 'k0d3': kNdD needs N >= 1"),
+    ("sequoia1x3", "tree spec 'sequoia1x3': sequoiaNxD needs N >= 2 nodes and D >= 2 levels"),
+    ("sequoia8x0", "tree spec 'sequoia8x0': sequoiaNxD needs N >= 2 nodes and D >= 2 levels"),
+    ("auto-magic", "tree spec 'auto-magic': unknown verifier 'magic' in auto-METHOD"),
+    ("blob", f"tree spec 'blob': not understood (expected {SPEC_FORMS})"),
+    ("", "tree spec '': expected a Tree or a non-empty string"),
+    (7, "tree spec 7: expected a Tree or a non-empty string"),
+]
+PROFILE_TREES = ["sequoia8x4", "auto", "auto-ers"]  # accepted by sheets; generate needs the pair profile
+
+
+def _generate(target_model, draft_model, **overrides):
+    kwargs = {"input_ids": IDS, "tree": "d2b2", "max_new_tokens": 3, "method": "specinfer", **overrides}
+    kwargs["generator"] = torch.Generator().manual_seed(0)
+    return generate(target_model, draft_model, **kwargs)
+
+
+@pytest.mark.parametrize(("overrides", "message"), BAD_ARGUMENTS)
+def test_bad_generate_argument_is_named(target_model, draft_model, overrides, message):
+    with pytest.raises(ValueError) as error:
+        _generate(target_model, draft_model, **overrides)
+    assert message in str(error.value)
+
+
+@pytest.mark.parametrize(("spec", "message"), BAD_TREES)
+def test_bad_tree_spec_is_named(target_model, draft_model, spec, message):
+    with pytest.raises(ValueError) as error:
+        _generate(target_model, draft_model, tree=spec)
+    assert message in str(error.value)
+
+
+@pytest.mark.parametrize("spec", PROFILE_TREES)
+def test_profile_trees_are_refused_naming_what_they_need(target_model, draft_model, spec):
+    assert tree_spec(spec) is None  # well formed: the sheets accept it
+    with pytest.raises(ValueError) as error:
+        _generate(target_model, draft_model, tree=spec)
+    assert f"tree spec {spec!r}: needs the pair profile" in str(error.value)
+
+
+@pytest.mark.parametrize("spec", ["k2d3", "K2D3", "eagle", "chain3", " d3b2 "])
+def test_generate_takes_every_spec_a_sheet_takes(target_model, draft_model, spec):
+    out = _generate(target_model, draft_model, tree=spec)
+    assert len(out.tokens) == 3
+
+
+def test_a_one_row_batch_and_a_list_are_one_prompt(target_model, draft_model):
+    expected = _generate(target_model, draft_model).tokens
+    assert torch.equal(_generate(target_model, draft_model, input_ids=IDS[None]).tokens, expected)
+    assert torch.equal(_generate(target_model, draft_model, input_ids=IDS.tolist()).tokens, expected)
+    assert torch.equal(_generate(target_model, draft_model, input_ids=IDS.int()).tokens, expected)
