@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from slurm_helpers import strip_timing
 from workflow_helpers import tiny_decoding_dir
 
-TIMINGS = {"wall_s", "time_draft_s", "time_target_s", "time_verify_s", "shaping_time_s"}
 JOB = {
     "run": "resume-test", "target": "t", "draft": "d", "dataset": "c4", "temperature": 1.0,
     "tree": "d3b2", "num_prompts": 12, "methods": ["specinfer", "ers"],
@@ -40,10 +40,7 @@ def decode_cmd(root: Path, out: str, command: str = "decode") -> list[str]:
 
 
 def without_timings(path: Path) -> list[dict]:
-    return [
-        {k: v for k, v in json.loads(line).items() if k not in TIMINGS}
-        for line in path.read_text().splitlines()
-    ]
+    return [strip_timing(json.loads(line)) for line in path.read_text().splitlines()]
 
 
 @pytest.mark.parametrize(("command", "records"), [("decode", 24), ("audit-decode", 20)])

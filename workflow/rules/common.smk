@@ -2,9 +2,11 @@
 # A decoding run is identified by its configuration (`run`); it decodes its prompts with every method
 # that any table asks of that configuration, so tables that share settings share the run.
 import json
+import os
 
 from snakemake.exceptions import WorkflowError
 
+from resispec.corpora import DATA_DIR_ENV, local_path
 from resispec.decoding.tree_specs import profile_methods
 from resispec.workflow.config import rule_settings, validate_config
 from resispec.workflow.sheets import expand_jobs, group_runs
@@ -94,6 +96,15 @@ def timed_threads():
         return max(config["threads"], workflow.cores)
     except WorkflowError:
         return config["threads"]
+
+
+def corpus_input(wildcards):
+    """The dataset's local corpus file, an input of its prompts (fixing the file rebuilds them and
+    what depends on them); none when the corpus comes from the hub."""
+    directory = config["data"]["dir"] or os.environ.get(DATA_DIR_ENV)
+    return (
+        {"corpus": str(local_path(wildcards.dataset, directory))} if directory else {}
+    )
 
 
 def teacher_inputs(wildcards):

@@ -1,8 +1,10 @@
-# Stage 1: corpora -> prompt files, one JSONL per (target tokenizer, dataset).
+# Stage 1: corpora -> prompt files, one JSONL per (target tokenizer, dataset). The local corpus file is
+# an input: fixing it rebuilds the prompts and every run on them.
 
 
 rule prepare_data:
     input:
+        unpack(corpus_input),
         model=PATHS.model("{target}"),
     output:
         prompts=PATHS.prompts(),

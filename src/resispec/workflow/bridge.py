@@ -33,10 +33,22 @@ def snakemake_argv(command: str, smk) -> list[str]:
     return argv + ["--threads", str(smk.threads)]
 
 
-def run_from_snakemake(command: str, smk) -> None:
-    """Run `resispec <command>` for a Snakemake job, logging into the job's first log file."""
+def _run(command: str, smk) -> int:
+    """`resispec <command>`; a failure's traceback goes to the logging (the job's log file) first."""
     from resispec.workflow.commands import main
 
+    try:
+        return main(snakemake_argv(command, smk))
+    except SystemExit as exc:  # argparse: its message is already on stderr (the log)
+        return exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        logging.getLogger(__name__).exception("resispec %s failed", command)
+        raise
+
+
+def run_from_snakemake(command: str, smk) -> None:
+    """Run `resispec <command>` for a Snakemake job, logging into the job's first log file (a failing
+    step's traceback included)."""
     log_path = smk.log[0] if len(smk.log) else None
     with open(log_path, "a") if log_path else contextlib.nullcontext() as handle:
         if handle is not None:
@@ -47,8 +59,8 @@ def run_from_snakemake(command: str, smk) -> None:
                 stream=handle, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
             )
             with contextlib.redirect_stdout(handle), contextlib.redirect_stderr(handle):
-                status = main(snakemake_argv(command, smk))
+                status = _run(command, smk)
         else:
-            status = main(snakemake_argv(command, smk))
+            status = _run(command, smk)
     if status:
         raise SystemExit(f"resispec {command} failed with status {status}; see {log_path}")

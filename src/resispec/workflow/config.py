@@ -111,7 +111,10 @@ def load_configs(paths: list[str | Path]) -> dict[str, Any]:
 #: what it uses, so that changing any other setting reruns none of its jobs (Snakemake's params trigger):
 #: `threads` reaches no job's settings, `audit.bootstrap` only the aggregation's.
 RULE_SETTINGS = {
-    "prepare_data": ("data.dir", "data.num_prompts", "data.prompt_tokens", "data.max_new_tokens"),
+    "prepare_data": (
+        "data.dir", "data.num_prompts", "data.allow_fewer_prompts", "data.prompt_tokens",
+        "data.max_new_tokens",
+    ),
     "train_model": (
         "device", "seed", "data.dir", "data.datasets", "data.num_prompts", "data.train_documents",
     ),

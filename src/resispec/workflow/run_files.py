@@ -3,7 +3,10 @@ killed job resumes where it stopped; the declared outputs are published only whe
 
 `<records>.partial` holds raw per-prompt records; with an ``audit_out`` (the audit pass),
 `<audit>.partial.jsonl` holds the audited nodes of each (method, prompt), and a prompt counts as done
-only once both of its lines exist.
+only once both of its lines exist. `<records>.partial.fingerprint.json` holds the fingerprint of what
+the records depend on (`resispec.workflow.fingerprint`): a job whose fingerprint differs (another seed,
+method list, model, prompts file, ...) discards the partial files, with a log line saying what changed,
+and starts from the first prompt, so that a published file never mixes two configurations.
 """
 
 from __future__ import annotations
@@ -11,11 +14,13 @@ from __future__ import annotations
 import base64
 import json
 import logging
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from resispec.workflow.fingerprint import difference
 from resispec.workflow.resume import append_line, finalise, read_complete_lines
 
 log = logging.getLogger(__name__)
@@ -25,6 +30,11 @@ log = logging.getLogger(__name__)
 class RunFiles:
     records_out: str
     audit_out: str | None = None
+    fingerprint: dict | None = None  # what the records depend on; None: resume whatever is there
+
+    @property
+    def stamp(self) -> Path:
+        return Path(self.records_out + ".partial.fingerprint.json")
 
     @property
     def partial(self) -> Path:
@@ -34,8 +44,30 @@ class RunFiles:
     def audit_partial(self) -> Path | None:
         return Path(self.audit_out + ".partial.jsonl") if self.audit_out else None
 
+    def _partials(self) -> list[Path]:
+        return [p for p in (self.partial, self.audit_partial) if p is not None and p.exists()]
+
+    def _check_fingerprint(self) -> None:
+        """Discard partial files made with another fingerprint (or none); record this job's fingerprint."""
+        if self.fingerprint is None:
+            return
+        old = json.loads(self.stamp.read_text()) if self.stamp.is_file() else None
+        if self._partials() and old != self.fingerprint:
+            why = "it has no fingerprint" if old is None else difference(old, self.fingerprint)
+            log.warning("discarding the resume file %s, made with other inputs (%s); decoding from the "
+                        "first prompt", self.partial, why)  # fmt: skip
+            for path in self._partials():
+                path.unlink()
+        if old != self.fingerprint or not self.stamp.is_file():
+            tmp = Path(str(self.stamp) + ".tmp")
+            tmp.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(self.fingerprint, sort_keys=True) + "\n")
+            finalise(tmp, self.stamp)
+
     def done(self) -> set[tuple[str, str]]:
-        """(method, prompt id) pairs already finished; audit lines without a record are dropped."""
+        """(method, prompt id) pairs already finished with this fingerprint; audit lines without a record
+        are dropped."""
+        self._check_fingerprint()
         done = {(row["method"], row["prompt_id"]) for row in read_complete_lines(self.partial)}
         if self.audit_partial is None:
             return done
@@ -57,7 +89,9 @@ class RunFiles:
         order = {p["prompt_id"]: i for i, p in enumerate(prompts)}
         methods = {m: i for i, m in enumerate(job["methods"])}
         key = lambda row: (methods[row["method"]], order[row["prompt_id"]])  # noqa: E731
-        rows = sorted(read_complete_lines(self.partial), key=key)
+        rows = read_complete_lines(self.partial)
+        self._check_rows(rows, methods, order)
+        rows = sorted(rows, key=key)
         if self.audit_partial is not None:
             audits = sorted(read_complete_lines(self.audit_partial), key=key)
             nodes = [
@@ -73,7 +107,20 @@ class RunFiles:
         self.partial.unlink(missing_ok=True)
         if self.audit_partial is not None:
             self.audit_partial.unlink(missing_ok=True)
+        self.stamp.unlink(missing_ok=True)
         log.info("wrote %d records", len(rows))
+
+    def _check_rows(self, rows: list[dict], methods: dict, order: dict) -> None:
+        """Every record of a method and prompt of this job, each once (else: name the partial file)."""
+        counts = Counter((row["method"], row["prompt_id"]) for row in rows)
+        stray = [k for k in counts if k[0] not in methods or k[1] not in order]
+        twice = sorted(k for k, n in counts.items() if n > 1)
+        if stray or twice:
+            what = "are not of this job" if stray else "appear twice"
+            raise ValueError(
+                f"{self.partial}: records of (method, prompt) {(stray or twice)[0]} {what}; "
+                "delete the file to decode from the start"
+            )
 
 
 def _line(row: dict) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,12 @@ def _check_row(row: dict[str, Any], where: str, validator, config: dict[str, Any
             raise SheetError(f"{where} column '{column}': {message}")
     if row["dataset"] not in config["data"]["datasets"]:
         raise SheetError(f"{where} column 'dataset': {row['dataset']!r} is not in data.datasets")
+    limit = config["data"]["num_prompts"]
+    if (row.get("num_prompts") or 0) > limit:
+        raise SheetError(
+            f"{where} column 'num_prompts': {row['num_prompts']} exceeds data.num_prompts ({limit}); the "
+            "prompts files hold data.num_prompts prompts, and the documents after them train the drafts"
+        )
     try:  # the parser `generate` uses: the same specs pass, with the same message when one does not
         tree_spec(row["tree"])
     except ValueError as exc:
@@ -141,14 +148,30 @@ def row_methods(row: dict[str, Any]) -> list[str]:
     return methods + [m for m in ALWAYS_METHODS if m not in methods]
 
 
+def available_prompts(config: dict[str, Any]) -> dict[str, int]:
+    """With ``data.allow_fewer_prompts``, the documents (at most ``data.num_prompts``) that each local
+    corpus holds, so that a run's name and tables say the prompts it really has; else {}."""
+    from resispec.corpora import DATA_DIR_ENV, load_corpus
+
+    data = config["data"]
+    directory = data.get("dir") or os.environ.get(DATA_DIR_ENV)
+    if not data.get("allow_fewer_prompts") or not directory:
+        return {}
+    return {
+        name: len(load_corpus(name, data["num_prompts"], data_dir=directory, source="local"))
+        for name in data["datasets"]
+    }
+
+
 def expand_jobs(config: dict[str, Any], base_dir: str | Path = ".") -> list[Job]:
     """All decoding jobs of all sheets named in config['experiments']."""
-    jobs = []
+    jobs, available = [], available_prompts(config)
     for table, sheet in config.get("experiments", {}).items():
         if table not in SHEET_TABLES:
             known = ", ".join(SHEET_TABLES)
             raise SheetError(f"config key 'experiments.{table}': unknown table id {table!r} (known: {known})")
         for row in load_sheet(Path(base_dir) / sheet, config):
             num_prompts = row.get("num_prompts") or config["data"]["num_prompts"]
+            num_prompts = min(num_prompts, available.get(row["dataset"], num_prompts))
             jobs.extend(Job(table, row, method, num_prompts) for method in row_methods(row))
     return jobs

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from resispec.workflow.steps.common import add_settings, json_arg
+from resispec.workflow.cli_types import existing_file, json_list
+from resispec.workflow.steps.common import add_settings
 
 HELP = (
     "aggregate one table's records and exactness rows into a tidy CSV with bootstrap 95-percent intervals "
@@ -14,17 +15,22 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--records", nargs="+", required=True, help="raw record JSONL files of the runs")
-    parser.add_argument("--exactness", nargs="+", required=True, help="exactness CSVs of the runs")
+    parser.add_argument(
+        "--records", nargs="+", type=existing_file, required=True, help="raw record JSONL files of the runs"
+    )
+    parser.add_argument(
+        "--exactness", nargs="+", type=existing_file, required=True, help="exactness CSVs of the runs"
+    )
     parser.add_argument(
         "--audit-records",
         dest="audit_records",
         nargs="*",
+        type=existing_file,
         default=[],
         help="raw records of the runs' audit passes",
     )
     parser.add_argument("--table", required=True, help="output tidy CSV")
-    parser.add_argument("--jobs", type=json_arg, required=True, help="the table's jobs (JSON list)")
+    parser.add_argument("--jobs", type=json_list, required=True, help="the table's jobs (JSON list)")
     add_settings(parser)
 
 

@@ -15,8 +15,9 @@ import logging
 import math
 import time
 
+from resispec.workflow.cli_types import nonnegative_int
 from resispec.workflow.steps.common import model_dir, set_threads
-from resispec.workflow.steps.decode import add_run_arguments, log_progress, prompt_seed
+from resispec.workflow.steps.decode import add_run_arguments, log_progress, prompt_seed, run_prompts
 
 HELP = "audit pass of one decoding run: sampled node distributions (.pt) and the pass's raw records"
 log = logging.getLogger(__name__)
@@ -27,7 +28,7 @@ def add_arguments(parser) -> None:
     add_run_arguments(parser, "output raw records of the audit pass (JSONL)")
     parser.add_argument("--audit", required=True, help="output audit file (.pt)")
     parser.add_argument(
-        "--full-vocab-nodes", dest="full_vocab_nodes", type=int, default=None,
+        "--full-vocab-nodes", dest="full_vocab_nodes", type=nonnegative_int, default=None,
         help="nodes per method that keep their full rows (default: settings audit.full_vocab_nodes, else 4)",
     )  # fmt: skip
 
@@ -47,16 +48,17 @@ def audit_plans(settings: dict, job: dict, prompts: list[dict], full_vocab_nodes
 
 
 def run(args) -> int:
-    from resispec.corpora import read_prompts
     from resispec.decoding.autoregressive import METHOD as AUTOREGRESSIVE
     from resispec.decoding.session import DecodeSession
+    from resispec.workflow.fingerprint import run_fingerprint
     from resispec.workflow.run_files import RunFiles
 
     set_threads(args.threads)
     job, settings = args.job, args.settings
-    prompts = read_prompts(args.prompts)[: job["num_prompts"]]
+    prompts = run_prompts(args.prompts, job)
     plans = audit_plans(settings, job, prompts, args.full_vocab_nodes)
-    files = RunFiles(args.records, args.audit)
+    fingerprint = run_fingerprint("audit-decode", args, full_vocab_nodes=args.full_vocab_nodes)
+    files = RunFiles(args.records, args.audit, fingerprint)
     done = files.done()
     methods = [m for m in job["methods"] if m != AUTOREGRESSIVE]
     todo = [

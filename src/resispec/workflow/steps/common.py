@@ -1,4 +1,4 @@
-"""Helpers shared by the workflow steps: JSON options, settings, model directories."""
+"""Helpers shared by the workflow steps: settings, model directories (argument types: `cli_types`)."""
 
 from __future__ import annotations
 
@@ -6,22 +6,28 @@ import json
 from pathlib import Path
 from typing import Any
 
-
-def json_arg(text: str) -> Any:
-    """argparse type for JSON-valued options (the workflow passes settings and jobs as JSON)."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON: {text[:80]!r}") from exc
+from resispec.workflow.cli_types import existing_file, json_object, positive_int
 
 
 def add_settings(parser) -> None:
-    parser.add_argument("--settings", type=json_arg, default={}, help="workflow settings (JSON)")
-    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads")
+    parser.add_argument("--settings", type=json_object, default={}, help="workflow settings (JSON)")
+    parser.add_argument("--threads", type=positive_int, default=None, help="torch intra-op threads")
+
+
+def add_table_inputs(parser) -> None:
+    """The tidy tables and per-node exactness CSVs the notebook and the report read."""
+    parser.add_argument(
+        "--tables", nargs="+", type=existing_file, required=True, help="tidy table CSVs (in one folder)"
+    )
+    parser.add_argument("--nodes", nargs="*", type=existing_file, default=[], help="per-node exactness CSVs")
 
 
 def model_dir(ready_file: str | Path) -> Path:
-    """A prepared model's directory, given its READY.json marker."""
+    """A prepared model's directory, given its READY.json marker (ValueError naming the file unless the
+    directory still holds its config and weights)."""
+    from resispec.models.readiness import require_weights
+
+    require_weights(Path(ready_file).parent, f"READY file {ready_file}")
     return Path(ready_file).parent
 
 

@@ -15,7 +15,8 @@ import logging
 import time
 from pathlib import Path
 
-from resispec.workflow.steps.common import add_settings, json_arg, model_dir, set_threads
+from resispec.workflow.cli_types import existing_file, json_object
+from resispec.workflow.steps.common import add_settings, model_dir, set_threads
 
 HELP = "timing pass of one decoding run: raw per-prompt records (JSONL), audit logging off"
 log = logging.getLogger(__name__)
@@ -24,13 +25,19 @@ WARMUP_PROMPTS = 1  # first calls pay one-off costs (allocator, lazy kernels, ca
 
 def add_run_arguments(parser, records_help: str) -> None:
     """The options both decoding passes take."""
-    parser.add_argument("--prompts", required=True, help="prompts JSONL of the run's dataset")
-    parser.add_argument("--target", required=True, help="READY.json of the target model")
-    parser.add_argument("--draft", required=True, help="READY.json of the draft model or EAGLE head")
-    parser.add_argument("--profile", help="pair profile JSON (runs with sequoia or auto trees)")
+    parser.add_argument(
+        "--prompts", type=existing_file, required=True, help="prompts JSONL of the run's dataset"
+    )
+    parser.add_argument("--target", type=existing_file, required=True, help="READY.json of the target model")
+    parser.add_argument(
+        "--draft", type=existing_file, required=True, help="READY.json of the draft model or EAGLE head"
+    )
+    parser.add_argument(
+        "--profile", type=existing_file, help="pair profile JSON (runs with sequoia or auto trees)"
+    )
     parser.add_argument("--records", required=True, help=records_help)
     parser.add_argument(
-        "--job", type=json_arg, required=True, help="the run: configuration and methods (JSON)"
+        "--job", type=json_object, required=True, help="the run: configuration and methods (JSON)"
     )
     add_settings(parser)
 
@@ -45,6 +52,19 @@ def prompt_seed(base: int, job: dict, prompt_id: str) -> int:
     keys = [str(base)] + [str(job[k]) for k in ("target", "draft", "dataset", "temperature", "tree")]
     digest = hashlib.sha256("|".join(keys + [prompt_id]).encode()).digest()
     return int.from_bytes(digest[:8], "little") >> 1
+
+
+def run_prompts(path: str, job: dict) -> list[dict]:
+    """The run's prompts: the first ``num_prompts`` of the prompts file, which must hold that many."""
+    from resispec.corpora import read_prompts
+
+    prompts, wanted = read_prompts(path), job["num_prompts"]
+    if len(prompts) < wanted:
+        raise ValueError(
+            f"prompts file {path} holds {len(prompts)} prompts; run {job['run']} needs num_prompts={wanted} "
+            "(rebuild the prompts with enough corpus documents, or lower num_prompts)"
+        )
+    return prompts[:wanted]
 
 
 def interleaved(
@@ -78,15 +98,15 @@ def log_progress(what: str, index: int, total: int, start: float) -> None:
 
 
 def run(args) -> int:
-    from resispec.corpora import read_prompts
     from resispec.decoding.session import DecodeSession
+    from resispec.workflow.fingerprint import run_fingerprint
     from resispec.workflow.run_files import RunFiles
 
     set_threads(args.threads)
     job, settings = args.job, args.settings
-    prompts = read_prompts(args.prompts)[: job["num_prompts"]]
+    prompts = run_prompts(args.prompts, job)
     session = DecodeSession.open(job, settings, model_dir(args.target), model_dir(args.draft), args.profile)
-    files = RunFiles(args.records)
+    files = RunFiles(args.records, fingerprint=run_fingerprint("decode", args))
     done = files.done()
     todo = interleaved(job["methods"], prompts, done)
     log.info("run %s (timing pass): %d prompts x %d methods, %d done",

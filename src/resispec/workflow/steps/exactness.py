@@ -11,7 +11,8 @@ import logging
 import time
 from pathlib import Path
 
-from resispec.workflow.steps.common import add_settings, json_arg
+from resispec.workflow.cli_types import existing_file, json_object, nonnegative_int
+from resispec.workflow.steps.common import add_settings
 
 HELP = "exactness audit of one decoding run: KL/TV of each verifier's exact law, acceptance vs alpha*"
 log = logging.getLogger(__name__)
@@ -23,11 +24,13 @@ COLUMNS += ["mc_tv", "mc_tv_low", "mc_tv_high", "mc_consistent"]
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--audit", required=True, help="audit file written by `resispec audit-decode`")
-    parser.add_argument("--nodes", required=True, help="output CSV, one row per (audited node, scope)")
-    parser.add_argument("--job", type=json_arg, required=True, help="the decoding run (JSON)")
     parser.add_argument(
-        "--monte-carlo-nodes", dest="monte_carlo_nodes", type=int, default=0,
+        "--audit", type=existing_file, required=True, help="audit file written by `resispec audit-decode`"
+    )
+    parser.add_argument("--nodes", required=True, help="output CSV, one row per (audited node, scope)")
+    parser.add_argument("--job", type=json_object, required=True, help="the decoding run (JSON)")
+    parser.add_argument(
+        "--monte-carlo-nodes", dest="monte_carlo_nodes", type=nonnegative_int, default=0,
         help="full-vocabulary resispec nodes cross-checked by Monte Carlo (audit.monte_carlo_draws each)",
     )  # fmt: skip
     add_settings(parser)

@@ -5,14 +5,22 @@ from __future__ import annotations
 
 import json
 
+from resispec.workflow.cli_types import existing_file, positive_int
+
 HELP = "print package versions, hardware and available devices (JSON)"
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("--out", help="also write the JSON to this file")
-    parser.add_argument("--threads", type=int, help="ignored (workflow bridge)")
+    parser.add_argument("--threads", type=positive_int, help="ignored (workflow bridge)")
     parser.add_argument("--plan", action="store_true", help="print the GPU plan of --configfile instead")
-    parser.add_argument("--configfile", nargs="+", default=["config/paper.yaml"], help="config(s) for --plan")
+    parser.add_argument(
+        "--configfile",
+        nargs="+",
+        type=existing_file,
+        default=["config/paper.yaml"],
+        help="config(s) for --plan",
+    )
     from resispec.workflow.plan import GPUS  # no heavy imports: `--help` stays fast
 
     parser.add_argument("--gpu", default="a100-40gb", choices=sorted(GPUS), help="GPU of the plan")

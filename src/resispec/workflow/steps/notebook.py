@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from resispec.workflow.steps.common import add_settings
+from resispec.workflow.cli_types import existing_file
+from resispec.workflow.steps.common import add_settings, add_table_inputs
 
 HELP = "execute notebooks/results.ipynb against the run's tidy tables; write the executed copy"
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--tables", nargs="+", required=True, help="tidy table CSVs (their folder is used)")
-    parser.add_argument("--nodes", nargs="*", default=[], help="per-node exactness CSVs")
+    add_table_inputs(parser)
     parser.add_argument("--notebook", required=True, help="output: the executed notebook")
-    parser.add_argument("--source", required=True, help="the notebook kept in git (without outputs)")
+    parser.add_argument(
+        "--source", type=existing_file, required=True, help="the notebook kept in git (without outputs)"
+    )
     add_settings(parser)
 
 

@@ -6,7 +6,8 @@ import logging
 import time
 from pathlib import Path
 
-from resispec.workflow.steps.common import add_settings, json_arg, model_dir, set_threads, write_json
+from resispec.workflow.cli_types import existing_file, json_object
+from resispec.workflow.steps.common import add_settings, model_dir, set_threads, write_json
 
 HELP = "materialize a model source, distil a draft or train an EAGLE-1 head; write READY.json"
 log = logging.getLogger(__name__)
@@ -15,8 +16,10 @@ log = logging.getLogger(__name__)
 def add_arguments(parser) -> None:
     parser.add_argument("--ready", required=True, help="output READY.json (in the model's directory)")
     parser.add_argument("--model", required=True, help="model name (a key of `models`)")
-    parser.add_argument("--spec", type=json_arg, required=True, help="the model's config entry (JSON)")
-    parser.add_argument("--teacher", help="READY.json of the target a draft or head is trained on")
+    parser.add_argument("--spec", type=json_object, required=True, help="the model's config entry (JSON)")
+    parser.add_argument(
+        "--teacher", type=existing_file, help="READY.json of the target a draft or head is trained on"
+    )
     add_settings(parser)
 
 
@@ -76,6 +79,7 @@ def _train_eagle(spec: dict, teacher: Path, dest: Path, settings: dict) -> dict:
 
 def run(args) -> int:
     from resispec.models.preparation import materialize_model
+    from resispec.models.readiness import require_weights
 
     set_threads(args.threads)
     dest, start = model_dir(args.ready), time.monotonic()
@@ -90,6 +94,7 @@ def run(args) -> int:
     else:
         info = _train_eagle(spec, model_dir(args.teacher), dest, args.settings)
     info.update(model=args.model, seconds=round(time.monotonic() - start, 1))
+    require_weights(dest, f"model {args.model}")  # READY.json only over a directory with its weights
     write_json(args.ready, info)
     log.info("model %s ready in %.0f s: %s", args.model, time.monotonic() - start, info.get("acceptance"))
     return 0

@@ -7,19 +7,24 @@ import json
 import logging
 import platform
 
-from resispec.workflow.steps.common import add_settings, json_arg, model_dir, set_threads, write_json
+from resispec.workflow.cli_types import existing_file, json_object, temperature
+from resispec.workflow.steps.common import add_settings, model_dir, set_threads, write_json
 
 HELP = "measure a (target, draft) pair's positional acceptance and cost profile (JSON)"
 log = logging.getLogger(__name__)
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--target", required=True, help="READY.json of the target model")
-    parser.add_argument("--draft", required=True, help="READY.json of the draft model or EAGLE head")
+    parser.add_argument("--target", type=existing_file, required=True, help="READY.json of the target model")
+    parser.add_argument(
+        "--draft", type=existing_file, required=True, help="READY.json of the draft model or EAGLE head"
+    )
     parser.add_argument("--profile", required=True, help="output pair profile (JSON)")
-    parser.add_argument("--temperatures", nargs="+", type=float, required=True, help="sampling temperatures")
+    parser.add_argument(
+        "--temperatures", nargs="+", type=temperature, required=True, help="sampling temperatures"
+    )
     parser.add_argument("--methods", nargs="+", required=True, help="verifiers whose acceptance is measured")
-    parser.add_argument("--profile-settings", type=json_arg, required=True, help="config `profile` (JSON)")
+    parser.add_argument("--profile-settings", type=json_object, required=True, help="config `profile` (JSON)")
     add_settings(parser)
 
 

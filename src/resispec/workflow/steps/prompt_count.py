@@ -5,18 +5,35 @@ from __future__ import annotations
 
 import logging
 
+from resispec.workflow.cli_types import (
+    bounded_float,
+    bounded_int,
+    existing_file,
+    method_name,
+    nonnegative_int,
+)
+
 HELP = "95% half-width of a paired ratio per run (Table 1's accepted-length gain) and the prompts needed"
 log = logging.getLogger(__name__)
+# per-prompt metrics of resispec.audit.statistics.prompt_metrics
+METRICS = ("accepted_length", "throughput", "steps", "new_tokens", "time_step_s", "time_draft_s",
+           "time_target_s", "time_verify_s")  # fmt: skip
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--records", nargs="+", required=True, help="raw record JSONL files (timing pass)")
-    parser.add_argument("--numerator", default="resispec", help="method on top of the ratio")
-    parser.add_argument("--denominator", default="specinfer", help="method below")
-    parser.add_argument("--metric", default="accepted_length", help="per-prompt metric (or throughput)")
-    parser.add_argument("--target", type=float, default=0.10, help="relative half-width to reach")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument(
+        "--records", nargs="+", type=existing_file, required=True, help="raw record JSONL files (timing pass)"
+    )
+    parser.add_argument(
+        "--numerator", type=method_name, default="resispec", help="method on top of the ratio"
+    )
+    parser.add_argument("--denominator", type=method_name, default="specinfer", help="method below")
+    parser.add_argument("--metric", choices=METRICS, default="accepted_length", help="per-prompt metric")
+    parser.add_argument(
+        "--target", type=bounded_float(0, 1, closed=False), default=0.10, help="relative half-width to reach"
+    )
+    parser.add_argument("--bootstrap", type=bounded_int(2), default=1000, help="bootstrap resamples")
+    parser.add_argument("--seed", type=nonnegative_int, default=0, help="bootstrap seed")
 
 
 def run(args) -> int:

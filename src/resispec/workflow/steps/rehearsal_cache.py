@@ -16,6 +16,8 @@ import logging
 import os
 from pathlib import Path
 
+from resispec.workflow.cli_types import existing_file, nonnegative_int
+
 HELP = "fill a Hugging Face cache with small stand-ins of every hub model a config uses (dress rehearsal)"
 BASE_CONFIG = "config/config.yaml"  # the Snakefile's own configfile, under every --configfile
 TOKENIZER_DOCUMENTS = 2000  # documents per corpus the stand-in tokenizer is trained on (at most)
@@ -27,9 +29,12 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--configfile",
         nargs="+",
+        type=existing_file,
         help="config files merged in order, as for snakemake (default: config/paper.yaml)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the stand-ins' random weights")
+    parser.add_argument(
+        "--seed", type=nonnegative_int, default=0, help="seed of the stand-ins' random weights"
+    )
 
 
 def used_models(config: dict) -> dict:

@@ -6,22 +6,24 @@ import json
 import logging
 from pathlib import Path
 
-from resispec.workflow.steps.common import add_settings, json_arg
+from resispec.workflow.cli_types import existing_file, json_object
+from resispec.workflow.steps.common import add_settings, add_table_inputs
 
 HELP = "build the report (tables, figures, report.html, report.pdf when latexmk exists)"
 log = logging.getLogger(__name__)
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--tables", nargs="+", required=True, help="tidy table CSVs (their folder is used)")
-    parser.add_argument("--nodes", nargs="*", default=[], help="per-node exactness CSVs")
-    parser.add_argument("--environment", help="environment.json recorded by the run")
-    parser.add_argument("--models", nargs="*", default=[], help="READY.json of every prepared model")
+    add_table_inputs(parser)
+    parser.add_argument("--environment", type=existing_file, help="environment.json recorded by the run")
+    parser.add_argument(
+        "--models", nargs="*", type=existing_file, default=[], help="READY.json of every prepared model"
+    )
     parser.add_argument("--notebook", help="the executed notebook (dependency only)")
     parser.add_argument("--html", required=True, help="output report.html")
     parser.add_argument("--figures", required=True, help="output folder of figures")
     parser.add_argument("--latex-tables", dest="latex_tables", help="output folder of LaTeX/HTML tables")
-    parser.add_argument("--config", type=json_arg, default={}, help="the run's configuration (JSON)")
+    parser.add_argument("--config", type=json_object, default={}, help="the run's configuration (JSON)")
     add_settings(parser)
 
 
