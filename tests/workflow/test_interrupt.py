@@ -22,8 +22,8 @@ OVERLAY = {"data": {"max_new_tokens": 160}}
 
 def command(target: str) -> list[str]:
     """README: `.venv/bin/snakemake --cores 2`, on the `.test` configuration and one run's records."""
-    configs = ["--configfile", ".test/config.yaml", "longer.yaml"]
-    return [sys.executable, "-m", "snakemake", "--cores", "2", *configs, target]
+    configs = ["--configfile", ".test/config.yaml", "longer.yaml"]  # last: it takes every word after it
+    return [sys.executable, "-m", "snakemake", target, "--cores", "2", *configs]
 
 
 def test_ctrl_c_then_the_same_command_resumes(tmp_path):

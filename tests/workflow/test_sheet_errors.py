@@ -80,6 +80,11 @@ def test_bad_cell_names_file_row_and_column(tmp_path, body, column, message):
             "row 1 (a) column 'num_prompts': 0 is less than the minimum",
         ),
         (GOOD + "\tmany", HEADER + "\tnum_prompts", "column 'num_prompts': 'many' is not a num_prompts"),
+        (
+            GOOD + "\t500",
+            HEADER + "\tnum_prompts",
+            "column 'num_prompts': 500 exceeds data.num_prompts (200)",
+        ),
         ("", HEADER, "has no rows"),
     ],
 )

@@ -82,7 +82,7 @@ def run(args) -> int:
     from resispec.models.readiness import require_weights
 
     set_threads(args.threads)
-    dest, start = model_dir(args.ready), time.monotonic()
+    dest, start = Path(args.ready).parent, time.monotonic()  # the output: not ready yet
     dest.mkdir(parents=True, exist_ok=True)
     spec = args.spec
     if "source" in spec:
