@@ -17,7 +17,7 @@ from workflow_helpers import clean_env
 pytestmark = pytest.mark.slow
 RUN = "cnn_dailymail_T1_d3b2_tiny-target_tiny-draft-small_n2"
 # Longer generations than `.test`'s 8 tokens, so that the decoding job is still running at the interrupt.
-OVERLAY = {"data": {"max_new_tokens": 160}}
+OVERLAY = {"data": {"max_new_tokens": 64}}
 
 
 def command(target: str) -> list[str]:
@@ -36,7 +36,7 @@ def test_ctrl_c_then_the_same_command_resumes(tmp_path):
                                  stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
         deadline = time.monotonic() + 1200
         while time.monotonic() < deadline and first.poll() is None:
-            if partial.exists() and partial.read_text().count("\n") >= 2:
+            if partial.exists() and partial.read_text().count("\n") >= 1:
                 break
             time.sleep(0.05)
         assert first.poll() is None, (tmp_path / "first.log").read_text()[-4000:]
@@ -44,7 +44,7 @@ def test_ctrl_c_then_the_same_command_resumes(tmp_path):
         first.wait(timeout=300)
     assert first.returncode != 0 and not (workdir / target).exists()
     finished = partial.read_text().count("\n")
-    assert finished >= 2
+    assert finished >= 1
     again = subprocess.run(command(target), cwd=workdir, env=clean_env(), capture_output=True, text=True,
                            timeout=1200)  # fmt: skip
     output = again.stdout + again.stderr
