@@ -106,7 +106,7 @@ def prompt_ids(input_ids, vocab: int, device: torch.device | str) -> torch.Tenso
         )
     if len(ids) == 0:
         raise ValueError("input_ids must hold a non-empty sequence, got shape (0,)")
-    low, high = int(ids.min()), int(ids.max())  # one host sync per call, at the boundary
+    low, high = torch.stack(torch.aminmax(ids)).tolist()  # one host sync per call, at the boundary
     if low < 0 or high >= vocab:
         bad = low if low < 0 else high
         raise ValueError(f"input_ids: token id {bad} is outside the target's vocabulary [0, {vocab})")
