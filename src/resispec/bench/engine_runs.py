@@ -17,13 +17,15 @@ FALLBACK_PROMPTS = (
 
 class Timed(NamedTuple):
     """One prompt decoded by one system: new tokens, seconds, target forwards that yield tokens (HF: the
-    prefill's forward yields the first; engine: its steps) and, for the engine, seconds spent drafting /
-    in the target / verifying."""
+    prefill's forward yields the first; engine: its steps) and, for the engine, seconds of every step's
+    parts (``resispec.bench.overhead.PARTS``: drafting, target forward, verification, shaping, commit)
+    and the overhead sums of its steps after the first (``overhead.overhead_sums``)."""
 
     tokens: int
     seconds: float
     forwards: int
-    split: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    split: tuple[float, ...] = (0.0,) * 5
+    overhead: tuple[float, float] = (0.0, 0.0)
 
 
 def load_prompts(target_dir, count: int, tokens: int, device, *, dataset: str = "cnn_dailymail",
@@ -79,17 +81,26 @@ def hf_generate(target, ids, *, max_new_tokens: int, temperature: float, seed: i
 
 
 def engine_generate(target, drafter, ids, *, method: str, tree, max_new_tokens: int, temperature: float,
-                    seed: int) -> Timed:  # fmt: skip
-    """The tree engine on one prompt, with the same seed per prompt as every other system."""
+                    seed: int, prefill_s: float = 0.0) -> Timed:  # fmt: skip
+    """The tree engine on one prompt, with the same seed per prompt as every other system; ``prefill_s``:
+    the prompt's prefill (``engine_prefill``), left out of the overhead sums."""
+    from resispec.bench.overhead import PARTS, overhead_sums, steady_steps
     from resispec.decoding.engine import generate
 
     generator = torch.Generator(device=ids.device).manual_seed(seed)
     out = generate(target, drafter, ids, method=method, tree=tree, temperature=temperature,
                    max_new_tokens=max_new_tokens, generator=generator)  # fmt: skip
-    split = tuple(
-        sum(getattr(s, f"time_{part}_s") for s in out.steps) for part in ("draft", "target", "verify")
-    )
-    return Timed(len(out.tokens), out.wall_s, len(out.steps), split)
+    split = tuple(sum(getattr(s, f"time_{part}_s", 0.0) for s in out.steps) for part in PARTS)
+    overhead = overhead_sums(steady_steps(out, prefill_s))
+    return Timed(len(out.tokens), out.wall_s, len(out.steps), split, overhead)
+
+
+def engine_prefill(target, drafter, ids) -> float:
+    """Wall seconds of a 0-token generation of ``ids``: the prefill the engine's wall time includes."""
+    from resispec.decoding.engine import generate
+
+    generator = torch.Generator(device=ids.device).manual_seed(0)
+    return generate(target, drafter, ids, max_new_tokens=0, generator=generator).wall_s
 
 
 def synthetic_pair(root, vocab=4096, hidden=256, layers=8, draft_layers=2, seed=0) -> tuple[str, str]:
