@@ -32,6 +32,7 @@ def _bench(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess, di
 
 def _check_result(result: dict, trees: list[str], methods: list[str]) -> None:
     assert result["complete"] and result["environment"]["device"] == "cpu"
+    assert result["engine_check"]["ok"]  # greedy tree decoding = transformers' greedy generation
     pair = result["pair"]
     assert pair["target"]["repo"] == "meta-llama/Llama-2-7b-hf"
     assert pair["draft"]["repo"] == "JackFram/llama-68m"
@@ -57,7 +58,8 @@ def test_bench_gpu_runs_from_the_source_tree_on_the_cpu(tmp_path):
     assert all(r["syncs_per_step"] > 0 for r in result["engine"])
     text = done.stdout
     for needle in ("target forward over n tree nodes", "draft forward of one level", "overhead",
-                   "GPU goal, d5b3 specinfer step / its 121-node target forward", "elapsed: "):  # fmt: skip
+                   "GPU goal, d5b3 specinfer step / its 121-node target forward", "elapsed: ",
+                   "engine check (greedy tree decoding = transformers' greedy generation"):  # fmt: skip
         assert needle in text
     assert "not decided (this run is cpu at scale tiny" in text
     assert f"{'d3b11':<7}{'optimal':<14}" in text
@@ -96,3 +98,14 @@ def test_a_cuda_request_without_a_gpu_says_what_to_run(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(ValueError, match="--device cpu --scale tiny"):
         gpu._device(gpu._args([]))
+
+
+def test_a_failed_engine_check_stops_before_timing(tmp_path, monkeypatch, capsys):
+    """An engine that does not work on the machine's transformers is not timed (exit 3, JSON kept)."""
+    failed = {"ok": False, "engine": [1], "transformers": [2], "cache_keyword": "cache"}
+    monkeypatch.setattr(gpu, "_engine_check", lambda device, seed: failed)
+    out = tmp_path / "gpu.json"
+    assert gpu.main(["--device", "cpu", "--scale", "tiny", "--json", str(out)]) == 3
+    assert "does not reproduce transformers' greedy generation" in capsys.readouterr().err
+    saved = json.loads(out.read_text())
+    assert saved["engine_check"] == failed and not saved["complete"] and "engine" not in saved

@@ -14,7 +14,7 @@ import sys
 import resispec.bench as package
 
 HELPERS = {"pairs", "paired", "engine_runs", "engine_report", "forward", "overhead"}
-HELPERS |= {"gpu_pair", "gpu_timing", "gpu_report"}  # bench gpu's parts
+HELPERS |= {"gpu_pair", "gpu_timing", "gpu_report", "gpu_compat"}  # bench gpu's parts
 
 
 def subcommands() -> list[str]:

@@ -4,10 +4,13 @@
     PYTHONPATH=src python -m resispec.bench gpu --device cpu --scale tiny   # anywhere, in seconds
 
 Needs only what a GPU machine with PyTorch and transformers has: Python >= 3.11, torch >= 2.6 (its
-``torch.accelerator`` is what the engine's step timers synchronise with), transformers 5 (models that
-take ``cache=``, as the engine calls them; tested with 5.24), numpy and PyYAML. No install step, no
-network, no downloads: nothing else is imported (no scipy, pandas, matplotlib, snakemake, datasets; the
-JSON lists the third-party modules the run imported). Missing or too old packages are named at start.
+``torch.accelerator`` is what the engine's step timers synchronise with), transformers 5 (tested with
+5.24, whose models take the engine's ``cache=``, and 5.17, whose models are adapted by
+``resispec.bench.gpu_compat``), numpy and PyYAML. No install step, no network, no downloads; the bench
+imports nothing else itself (no scipy, pandas, matplotlib, snakemake, datasets: the JSON lists every
+third-party module the run imported, transformers' own imports included). Missing or too old packages
+are named at start. Before timing, a tiny float32 pair on the same device checks that the engine's
+greedy decoding reproduces transformers' greedy generation there (``engine_check`` in the JSON).
 
 It builds the paper's Llama-2-7B target and JackFram/llama-68m draft from their published configs
 (``resispec/models/published_models.yaml``) with random weights in float16 (``--dtype``), shaped so that
@@ -44,7 +47,7 @@ from pathlib import Path
 #: distribution -> (minimum version or None, why); checked before anything is imported
 REQUIREMENTS = {
     "torch": ((2, 6), "torch.accelerator, which the engine's step timers synchronise with"),
-    "transformers": ((5, 0), "models called with cache= and DynamicCache(config=...), as the engine does"),
+    "transformers": ((5, 0), "DynamicCache(config=...) and per-layer cache tensors, as the engine uses them"),
     "numpy": (None, "the engine and the bench's statistics"),
     "PyYAML": (None, "reads resispec/models/published_models.yaml"),
 }
@@ -55,6 +58,10 @@ DEFAULTS = {  # per --scale: prefix tokens, new tokens of the timed generation
     "paper": {"prefix": 512, "new_tokens": 64},
     "tiny": {"prefix": 32, "new_tokens": 16},
 }
+
+
+class EngineCheckFailed(RuntimeError):
+    """The engine does not work on this machine's torch / transformers: timing it would measure nothing."""
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -97,6 +104,8 @@ def _args(argv):
     parser.add_argument("--warmup", type=int, default=3, help="untimed forwards per size")
     parser.add_argument("--compile", default=None, metavar="MODE",
                         help="passed to generate(compile=MODE) when the engine accepts it")  # fmt: skip
+    parser.add_argument("--no-engine-check", action="store_true",
+                        help="time the engine even when its greedy check fails")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (CPU)")
     parser.add_argument("--json", default=None, help="output (default results/bench/gpu-SCALE.json)")
@@ -133,18 +142,17 @@ def _environment(device, dtype) -> dict:
             "python": sys.version.split()[0], "threads": torch.get_num_threads()}  # fmt: skip
 
 
-def check_engine_api() -> list[str]:
-    """What the engine needs of transformers beyond a version number."""
-    import inspect
+def _engine_check(device, seed: int) -> dict:
+    """The engine against transformers' greedy generation on a tiny float32 pair on ``device``."""
+    import torch
 
-    from transformers import LlamaForCausalLM
+    from resispec.bench.gpu_compat import engine_check
+    from resispec.bench.gpu_pair import TINY, build_pair
 
-    if "cache" not in inspect.signature(LlamaForCausalLM.forward).parameters:
-        import transformers
-
-        return [f"transformers {transformers.__version__}: LlamaForCausalLM.forward takes no `cache` "
-                "argument, which the engine passes (tested with 5.24)"]  # fmt: skip
-    return []
+    generator = torch.Generator().manual_seed(seed)
+    prefix = torch.randint(3, TINY["vocab_size"], (24,), generator=generator).to(device)  # [24]
+    target, draft, _ = build_pair("tiny", device, torch.float32, prefix, seed=seed)
+    return engine_check(target, draft, prefix)
 
 
 def _level_widths(trees) -> list[int]:
@@ -185,6 +193,7 @@ def run(args, result: dict, save) -> None:
     calling ``save()`` after each stage."""
     import torch
 
+    from resispec.bench.gpu_compat import adapt
     from resispec.bench.gpu_pair import build_pair, pair_configs, single_candidate_acceptance
     from resispec.bench.gpu_timing import compile_supported, forward_times
     from resispec.decoding.tree_specs import resolve
@@ -198,6 +207,10 @@ def run(args, result: dict, save) -> None:
     vocab = pair_configs(args.scale)[0]["vocab_size"]
     generator = torch.Generator().manual_seed(args.seed)
     prefix = torch.randint(3, vocab, (args.prefix,), generator=generator).to(device)  # [P] random tokens
+    result["engine_check"] = check = _engine_check(device, args.seed)
+    if not check["ok"] and not args.no_engine_check:
+        raise EngineCheckFailed(f"greedy tree decoding does not reproduce transformers' greedy generation on "
+                                f"this machine: {check}")  # fmt: skip
     target, draft, result["pair"] = build_pair(args.scale, device, dtype, prefix, seed=args.seed)
     result["pair"].update(single_candidate_acceptance(target, draft, prefix, args.temperature))
     result["pair"]["build_s"] = time.perf_counter() - result["start"]
@@ -208,7 +221,7 @@ def run(args, result: dict, save) -> None:
     result["draft_level"] = forward_times(draft, prefix, _level_widths(trees), **forwards)
     save()
     result["engine"] = []
-    _engine_rows(target, draft, prefix, trees, args, result["engine"], save)
+    _engine_rows(adapt(target), adapt(draft), prefix, trees, args, result["engine"], save)
 
 
 def third_party_imports() -> list[str]:
@@ -221,10 +234,9 @@ def third_party_imports() -> list[str]:
 def main(argv=None) -> int:
     start = time.perf_counter()
     args = _args(argv)
-    for check in (check_requirements, check_engine_api):
-        if problems := check():
-            print("bench gpu cannot run here:\n  " + "\n  ".join(problems), file=sys.stderr)
-            return 2
+    if problems := check_requirements():
+        print("bench gpu cannot run here:\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 2
     from resispec.bench.gpu_report import goal_lines, print_report
 
     path = Path(args.json)
@@ -236,7 +248,12 @@ def main(argv=None) -> int:
         result["third_party_imports"] = third_party_imports()
         path.write_text(json.dumps({k: v for k, v in result.items() if k != "start"}, indent=1))
 
-    run(args, result, save)
+    try:
+        run(args, result, save)
+    except EngineCheckFailed as error:
+        save()
+        print(f"bench gpu stopped: {error} (JSON {path}; --no-engine-check times it anyway)", file=sys.stderr)
+        return 3
     result.update(goals=goal_lines(result), complete=True)
     save()
     print_report(result)

@@ -110,6 +110,9 @@ def print_report(result: dict) -> None:
     lines = _header(result)
     lines += _forwards("target forward over n tree nodes", result["target_forward"], "nodes")
     lines += _forwards("draft forward of one level of n nodes", result["draft_level"], "nodes")
+    check = result["engine_check"]
+    lines.append(f"engine check (greedy tree decoding = transformers' greedy generation, models called with "
+                 f"{check['cache_keyword']}): {'passed' if check['ok'] else 'FAILED'}")  # fmt: skip
     lines += engine_table(result["engine"])
     lines += result["goals"]
     lines.append(f"elapsed: {result['elapsed_s']:.0f} s")
