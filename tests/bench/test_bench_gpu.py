@@ -15,7 +15,7 @@ from resispec.bench.overhead import PARTS
 
 ROOT = Path(__file__).parents[2]
 FORBIDDEN = {"snakemake", "pandas", "matplotlib", "datasets"}  # the bench must not need them
-QUICK = ["--trees", "d5b3,d3b11", "--methods", "specinfer,optimal", "--nodes", "1,8,121", "--repeats", "2",
+QUICK = ["--trees", "d5b3,auto", "--methods", "specinfer,optimal", "--nodes", "1,8,121", "--repeats", "2",
          "--warmup", "1", "--new-tokens", "12", "--warmup-tokens", "3", "--sync-tokens", "6"]  # fmt: skip
 
 
@@ -39,8 +39,11 @@ def _check_result(result: dict, trees: list[str], methods: list[str]) -> None:
     assert 0.3 < pair["acceptance"] < 0.95  # the draft agrees with the target like a real small draft
     assert [(r["tree"], r["method"]) for r in result["engine"]] == [(t, m) for t in trees for m in methods]
     for row in result["engine"]:
-        levels = int(row["tree"][1:].split("b")[0])  # dXbY: at most X tokens per step
-        assert row["steps"] >= 1 and 1 <= row["accepted_length"] <= levels
+        depth = [0]
+        for parent in row["parents"][1:]:
+            depth.append(depth[parent] + 1)
+        assert row["nodes"] == len(row["parents"]) and row["parents"][0] == -1
+        assert row["steps"] >= 1 and 1 <= row["accepted_length"] <= max(depth) + 1  # levels of the tree
         assert set(row["parts_ms"]) == set(PARTS) and row["parts_ms"]["target"] > 0
         assert row["syncs_per_step"] is None or row["syncs_per_step"] > 0
         share, low, high = row["overhead"]
@@ -52,9 +55,9 @@ def _check_result(result: dict, trees: list[str], methods: list[str]) -> None:
 def test_bench_gpu_runs_from_the_source_tree_on_the_cpu(tmp_path):
     """A quick configuration: JSON complete, table printed, GPU goals not decided on a CPU."""
     done, result = _bench(tmp_path, *QUICK)
-    _check_result(result, ["d5b3", "d3b11"], ["specinfer", "optimal"])
+    _check_result(result, ["d5b3", "auto"], ["specinfer", "optimal"])
     assert [r["nodes"] for r in result["target_forward"]] == [1, 8, 121]
-    assert [r["nodes"] for r in result["draft_level"]] == [1, 3, 9, 11, 27]  # forwarded levels of both trees
+    assert [r["nodes"] for r in result["draft_level"]] == [1, 3, 9, 27]  # the levels d5b3's drafter forwards
     assert all(r["syncs_per_step"] > 0 for r in result["engine"])
     text = done.stdout
     for needle in ("target forward over n tree nodes", "draft forward of one level", "overhead",
@@ -62,7 +65,7 @@ def test_bench_gpu_runs_from_the_source_tree_on_the_cpu(tmp_path):
                    "engine check (greedy tree decoding = transformers' greedy generation"):  # fmt: skip
         assert needle in text
     assert "not decided (this run is cpu at scale tiny" in text
-    assert f"{'d3b11':<7}{'optimal':<14}" in text
+    assert "overhead share auto (" in text and f"{'d5b3':<7}{121:>4} {'specinfer':<14}" in text
 
 
 @pytest.mark.slow

@@ -62,7 +62,7 @@ def test_compile_is_passed_only_when_generate_accepts_it():
 
 
 def _result(device: str, scale: str, spec_steps, opt_steps, forward) -> dict:
-    rows = [{"tree": "d5b3", "method": m, "step_s": s, "overhead": [0.2, 0.1, 0.3]}
+    rows = [{"tree": "d5b3", "nodes": 121, "method": m, "step_s": s, "overhead": [0.2, 0.1, 0.3]}
             for m, s in (("specinfer", spec_steps), ("optimal", opt_steps))]  # fmt: skip
     return {"environment": {"device": device}, "settings": {"scale": scale}, "engine": rows,
             "target_forward": [{"nodes": 121, "seconds": forward}]}  # fmt: skip
@@ -75,7 +75,8 @@ def test_gpu_goal_lines_decide_only_on_a_cuda_run_at_paper_scale():
     assert lines[0].endswith("goal <= 1.30x: missed")
     assert lines[1].startswith("GPU goal, d5b3 optimal step / specinfer step: 1.05x")
     assert lines[1].endswith("met")
-    assert lines[2].startswith("overhead share d5b3 specinfer: 20.0% [10.0, 30.0]")
+    assert lines[2].startswith("overhead share d5b3 (121 nodes) specinfer: 20.0% [10.0, 30.0]")
+    assert lines[-1] == "overhead share auto: not run (add auto to --trees)"
     cpu = gpu_report.goal_lines(_result("cpu", "tiny", steps, steps, forward))
     why = "this run is cpu at scale tiny, the goals are for a CUDA GPU at paper scale"
     assert cpu[0].endswith(f"not decided ({why})")

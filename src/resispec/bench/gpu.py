@@ -21,17 +21,20 @@ acceptance measured on the prefix and each configuration's accepted length. Then
 
 - the target's forward time against tree nodes (1..160) on a ``--prefix``-token prefix, and the draft's
   per level (one drafted level = one draft forward over that level's nodes);
-- per tree (d5b3, d7b2, d4b5, d3b11) and method: the engine's step time (median and 10-90% spread over
+- per tree (d5b3, d7b2, d4b5, d3b11, and ``auto``: Sequoia's hardware-aware tree per method from a
+  small pair profile measured here) and method: the engine's step time (median and 10-90% spread over
   the steps of one generation after a warm-up generation, first step left out) split into drafting /
   target forward / verification / shaping / commit / between steps, blocking host syncs per step
   (counted on separate, untimed runs) and the overhead share (step - drafting - target forward) / step;
 - the GPU goals of issue 21 with verdicts (met / missed / not decided from 95% bootstrap intervals), and
   the elapsed time. Everything goes to one JSON (``--json``).
 
-Budget (H100/H200-class GPU, default settings): startup and building the pair ~30 s; 19 forward sizes x
-13 forwards of at most ~30 ms ~10 s; 24 (tree, method) configurations, each ~45 engine steps (warm-up,
-timed, counted) at ~30-150 ms (the eager engine) plus 5 prefills ~2-4 s each: ~1.5 min; about 2-3 min
-in all. ``--compile MODE`` is passed to ``generate`` when the engine accepts it (compilation time adds).
+Budget (H100/H200-class GPU, default settings): startup, engine check and building the pair ~30 s; 19
+forward sizes x 13 forwards of at most ~30 ms ~5 s; the pair profile for ``auto`` ~20-40 s (8 candidate
+counts x 48 positions of ``optimal`` dominate); 30 (tree, method) configurations, each ~45 engine steps
+(warm-up, timed, counted) at ~30-150 ms (the eager engine) plus 4 prefills ~2-4 s each: ~1.5-2 min;
+about 3 min in all, the elapsed time printed at the end. ``--compile MODE`` is passed to ``generate``
+when the engine accepts it (compilation time adds).
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ REQUIREMENTS = {
     "numpy": (None, "the engine and the bench's statistics"),
     "PyYAML": (None, "reads resispec/models/published_models.yaml"),
 }
-TREES = "d5b3,d7b2,d4b5,d3b11"
+TREES = "d5b3,d7b2,d4b5,d3b11,auto"
 METHODS = "specinfer,sequoia,resispec,ers,deterministic,optimal"
 NODES = (1, 2, 4, 8, 16, 24, 32, 48, 64, 80, 96, 112, 121, 127, 128, 133, 144, 156, 160)
 DEFAULTS = {  # per --scale: prefix tokens, new tokens of the timed generation
@@ -170,22 +173,34 @@ def _progress(done: int, total: int, start: float, what: str) -> None:
     print(f"[bench gpu] {done}/{total} {what}: {elapsed:.0f} s, ETA {eta:.0f} s", file=sys.stderr, flush=True)
 
 
-def _engine_rows(target, draft, prompt, trees, args, rows: list, save) -> None:
+def _configs(target, draft, prompt, args) -> list[tuple[str, str, object]]:
+    """(tree label, method, Tree) of every timed configuration, tree by tree."""
+    from resispec.bench.gpu_timing import auto_trees
+    from resispec.decoding.tree_specs import resolve
+
+    methods, specs = args.methods.split(","), args.trees.split(",")
+    auto = {}
+    if "auto" in specs:
+        print("[bench gpu] measuring the pair profile for tree auto", file=sys.stderr, flush=True)
+        auto = auto_trees(target, draft, prompt, methods, args.temperature)
+    return [(spec, m, auto[m] if spec == "auto" else resolve(spec)) for spec in specs for m in methods]
+
+
+def _engine_rows(target, draft, prompt, args, rows: list, save) -> None:
     """Append one row per (tree, method) to ``rows``, saving the JSON after each (a run cut short by a
     time limit keeps what it measured)."""
     from resispec.bench.gpu_timing import engine_config, prefill_seconds
 
     keys = ("temperature", "new_tokens", "warmup_tokens", "sync_tokens", "seed", "compile")
     settings = {key: getattr(args, key) for key in keys}
-    prefill_s = prefill_seconds(target, draft, prompt, tree=trees[0], settings=settings)
-    methods = args.methods.split(",")
+    configs = _configs(target, draft, prompt, args)
+    prefill_s = prefill_seconds(target, draft, prompt, tree=configs[0][2], settings=settings)
     start = time.perf_counter()
-    for tree in trees:
-        for method in methods:
-            rows.append(engine_config(target, draft, prompt, tree=tree, method=method, settings=settings,
-                                      prefill_s=prefill_s))  # fmt: skip
-            save()
-            _progress(len(rows), len(trees) * len(methods), start, f"{tree.name} {method}")
+    for label, method, tree in configs:
+        rows.append(engine_config(target, draft, prompt, label=label, tree=tree, method=method,
+                                  settings=settings, prefill_s=prefill_s))  # fmt: skip
+        save()
+        _progress(len(rows), len(configs), start, f"{label} ({tree.num_nodes} nodes) {method}")
 
 
 def run(args, result: dict, save) -> None:
@@ -201,7 +216,7 @@ def run(args, result: dict, save) -> None:
     device, dtype = _device(args)
     if args.threads:
         torch.set_num_threads(args.threads)
-    trees = [resolve(spec) for spec in args.trees.split(",")]
+    fixed = [resolve(spec) for spec in args.trees.split(",") if spec != "auto"]
     result.update(environment=_environment(device, dtype), settings=vars(args).copy())
     result["settings"]["compile_passed"] = args.compile is not None and compile_supported()
     vocab = pair_configs(args.scale)[0]["vocab_size"]
@@ -218,10 +233,10 @@ def run(args, result: dict, save) -> None:
     forwards = {"repeats": args.repeats, "warmup": args.warmup}
     nodes = [int(n) for n in args.nodes.split(",")]
     result["target_forward"] = forward_times(target, prefix, nodes, **forwards)
-    result["draft_level"] = forward_times(draft, prefix, _level_widths(trees), **forwards)
+    result["draft_level"] = forward_times(draft, prefix, _level_widths(fixed), **forwards)
     save()
     result["engine"] = []
-    _engine_rows(adapt(target), adapt(draft), prefix, trees, args, result["engine"], save)
+    _engine_rows(adapt(target), adapt(draft), prefix, args, result["engine"], save)
 
 
 def third_party_imports() -> list[str]:

@@ -31,7 +31,7 @@ def _applies(result: dict) -> str | None:
 
 def goal_lines(result: dict) -> list[str]:
     """Issue 21's GPU goals (met / missed / not decided) and the overhead share of each exact method on
-    d5b3 (no GPU goal of its own; the CPU goal is `bench engine`'s, on the CPU default pair)."""
+    d5b3 and auto (no GPU goal of their own; the CPU goal is `bench engine`'s, on the CPU default pair)."""
     why_not = _applies(result)
     spec, opt = _row(result, GOAL_TREE, "specinfer"), _row(result, GOAL_TREE, "optimal")
     forward = next((r for r in result["target_forward"] if r["nodes"] == GOAL_NODES), None)
@@ -49,13 +49,15 @@ def goal_lines(result: dict) -> list[str]:
     else:
         ratio = ratio_interval(opt["step_s"], spec["step_s"])
         lines.append(_decided(goal_line(label, ratio, OPTIMAL_OVER_SPECINFER_GOAL), why_not))
-    for row in result["engine"]:
-        if row["tree"] == GOAL_TREE and row["method"] in EXACT:
+    for tree in (GOAL_TREE, "auto"):
+        rows = [r for r in result["engine"] if r["tree"] == tree and r["method"] in EXACT]
+        if not rows:
+            lines.append(f"overhead share {tree}: not run (add {tree} to --trees)")
+        for row in rows:
             share = Interval(*row["overhead"])
-            lines.append(f"overhead share {GOAL_TREE} {row['method']}: {100 * share.mean:.1f}% "
-                         f"[{100 * share.low:.1f}, {100 * share.high:.1f}] (no GPU goal)")  # fmt: skip
-    lines.append("tree auto: not in this bench (it needs a pair profile); `bench engine` checks it on the "
-                 "CPU default pair")  # fmt: skip
+            label = f"overhead share {tree} ({row['nodes']} nodes) {row['method']}"
+            lines.append(f"{label}: {100 * share.mean:.1f}% [{100 * share.low:.1f}, {100 * share.high:.1f}] "
+                         "(no GPU goal)")  # fmt: skip
     return lines
 
 
@@ -92,12 +94,13 @@ def _forwards(title: str, rows: list[dict], key: str) -> list[str]:
 
 
 def engine_table(rows: list[dict]) -> list[str]:
-    head = f"{'tree':<7}{'method':<14}{'L':>5}{'step ms [p10-p90]':>24}"
+    head = f"{'tree':<7}{'N':>4} {'method':<14}{'L':>5}{'step ms [p10-p90]':>24}"
     head += "".join(f"{p:>9}" for p in (*PARTS, "between")) + f"{'syncs':>8}{'overhead':>10}"
-    lines = [head, "  (L: new tokens per step; parts: mean ms per step; syncs: blocking host syncs per step)"]
+    lines = [head, "  (N: tree nodes; L: new tokens per step; parts: mean ms per step; syncs: blocking host "
+                   "syncs per step)"]  # fmt: skip
     for r in rows:
         step = r["step"]
-        line = f"{r['tree']:<7}{r['method']:<14}{r['accepted_length']:>5.2f}"
+        line = f"{r['tree']:<7}{r['nodes']:>4} {r['method']:<14}{r['accepted_length']:>5.2f}"
         line += f"{step['median_ms']:>9.2f} [{step['p10_ms']:6.2f}-{step['p90_ms']:6.2f}]"
         line += "".join(f"{r['parts_ms'][p]:>9.2f}" for p in PARTS) + f"{r['between_ms']:>9.2f}"
         syncs = "-" if r["syncs_per_step"] is None else f"{r['syncs_per_step']:.1f}"

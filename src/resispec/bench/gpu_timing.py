@@ -118,6 +118,24 @@ def engine_kwargs(generate, *, method: str, tree, temperature: float, max_new_to
     return kwargs
 
 
+#: the pair profile behind tree ``auto`` (``resispec.decoding.pair_profile``), kept small for the budget:
+#: acceptance from one 48-token context, 3 timed repeats, trees up to 128 nodes and 8 levels
+AUTO_PROFILE = {"candidates": 8, "repeats": 3, "max_nodes": 128, "max_depth": 8}
+AUTO_CONTEXT = 49
+
+
+def auto_trees(target, draft, prefix: torch.Tensor, methods: list[str], temperature: float) -> dict:
+    """Tree ``auto`` per method (``auto-<method>``: Sequoia's hardware-aware tree for that verifier) from a
+    pair profile measured here; ``target`` / ``draft`` as the engine takes them."""
+    from resispec.decoding.drafters import ModelDrafter
+    from resispec.decoding.pair_profile import measure_pair
+    from resispec.decoding.tree_specs import resolve
+
+    profile = measure_pair(target, draft, ModelDrafter(draft), [prefix[:AUTO_CONTEXT]],
+                           temperatures=[temperature], methods=methods, settings=AUTO_PROFILE)  # fmt: skip
+    return {m: resolve(f"auto-{m}", profile=profile, temperature=temperature) for m in methods}
+
+
 def compile_supported() -> bool:
     from resispec.decoding.engine import generate
 
@@ -139,7 +157,8 @@ def _syncs_per_step(run, tokens: int) -> tuple[float, dict]:
     return per_step, {"by_kind": dict(counted.by_kind()), "top_places": places, "steps": len(out.steps)}
 
 
-def engine_config(target, draft, prompt, *, tree, method: str, settings: dict, prefill_s: float) -> dict:
+def engine_config(target, draft, prompt, *, label: str, tree, method: str, settings: dict,
+                  prefill_s: float) -> dict:  # fmt: skip
     """One (tree, method): a warm-up run, a timed run and untimed host-sync counts. Step times exclude
     each run's first step (the draft then forwards the whole prompt) and spread the time between steps
     (the loop's bookkeeping, from the wall time minus the prefill and the steps) over the steps."""
@@ -157,8 +176,9 @@ def engine_config(target, draft, prompt, *, tree, method: str, settings: dict, p
     seconds = step_seconds(steps)
     count = len(seconds)
     row = {
-        "tree": tree.name if hasattr(tree, "name") else str(tree),
+        "tree": label,
         "nodes": tree.num_nodes,
+        "parents": list(tree.parents),
         "method": method,
         "steps": count,
         "accepted_length": len(out.tokens) / max(len(out.steps), 1),
