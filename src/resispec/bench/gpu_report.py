@@ -12,6 +12,7 @@ from resispec.bench.overhead import (
     Interval,
     goal_line,
     ratio_interval,
+    undecided,
 )
 
 GOAL_TREE, GOAL_NODES = "d5b3", 121  # the GPU goals' tree and its node count
@@ -42,13 +43,13 @@ def goal_lines(result: dict) -> list[str]:
         lines.append(f"{label}: not run ({needs}): not decided")
     else:
         ratio = ratio_interval(spec["step_s"], forward["seconds"], b_stat=np.median)
-        lines.append(_decided(goal_line(label, ratio, STEP_OVER_FORWARD_GOAL), why_not))
+        lines.append(undecided(goal_line(label, ratio, STEP_OVER_FORWARD_GOAL), why_not))
     label = f"GPU goal, {GOAL_TREE} optimal step / specinfer step"
     if spec is None or opt is None:
         lines.append(f"{label}: not run (needs {GOAL_TREE}, specinfer and optimal): not decided")
     else:
         ratio = ratio_interval(opt["step_s"], spec["step_s"])
-        lines.append(_decided(goal_line(label, ratio, OPTIMAL_OVER_SPECINFER_GOAL), why_not))
+        lines.append(undecided(goal_line(label, ratio, OPTIMAL_OVER_SPECINFER_GOAL), why_not))
     for tree in (GOAL_TREE, "auto"):
         rows = [r for r in result["engine"] if r["tree"] == tree and r["method"] in EXACT]
         if not rows:
@@ -59,12 +60,6 @@ def goal_lines(result: dict) -> list[str]:
             lines.append(f"{label}: {100 * share.mean:.1f}% [{100 * share.low:.1f}, {100 * share.high:.1f}] "
                          "(no GPU goal)")  # fmt: skip
     return lines
-
-
-def _decided(line: str, why_not: str | None) -> str:
-    if why_not is None:
-        return line
-    return line.rsplit(": ", 1)[0] + f": not decided ({why_not})"
 
 
 def _header(result: dict) -> list[str]:

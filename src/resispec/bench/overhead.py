@@ -110,9 +110,15 @@ def goal_line(label: str, interval: Interval, goal: float, *, percent: bool = Fa
     return f"{label}: {value}; goal <= {goal:.2f}x: {verdict(interval, goal)}"
 
 
-def cpu_overhead_lines(rows: list[dict], methods: list[str]) -> list[str]:
+def undecided(line: str, why_not: str | None) -> str:
+    """``line`` with its verdict replaced by ``not decided (why_not)`` when the goal does not apply."""
+    return line if why_not is None else line.rsplit(": ", 1)[0] + f": not decided ({why_not})"
+
+
+def cpu_overhead_lines(rows: list[dict], methods: list[str], why_not: str | None = None) -> list[str]:
     """The CPU goal per exact method of ``methods`` and tree of ``CPU_GOAL_TREES``, from engine rows with an
-    ``overhead`` interval ([mean, low, high]); a configuration the run lacks is named with how to add it."""
+    ``overhead`` interval ([mean, low, high]); a configuration the run lacks is named with how to add it.
+    ``why_not``: why this run cannot decide the goal (another pair than the default one)."""
     lines = []
     for tree in CPU_GOAL_TREES:
         for method in [m for m in methods if m in EXACT]:
@@ -122,5 +128,6 @@ def cpu_overhead_lines(rows: list[dict], methods: list[str]) -> list[str]:
             if not match:
                 lines.append(f"{label}: not run (add {tree} to --trees): not decided")
                 continue
-            lines.append(goal_line(label, Interval(*match[0]["overhead"]), CPU_OVERHEAD_GOAL, percent=True))
+            line = goal_line(label, Interval(*match[0]["overhead"]), CPU_OVERHEAD_GOAL, percent=True)
+            lines.append(undecided(line, why_not))
     return lines
