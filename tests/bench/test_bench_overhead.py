@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from resispec.bench import gpu_pair, gpu_report, overhead
-from resispec.bench.gpu_timing import engine_kwargs
+from resispec.bench.engine_runs import engine_kwargs
 from resispec.decoding.records import StepRecord
 
 
@@ -56,8 +56,9 @@ def test_compile_is_passed_only_when_generate_accepts_it():
     common = {"method": "specinfer", "tree": "d5b3", "temperature": 1.0, "max_new_tokens": 4, "seed": 0,
               "device": torch.device("cpu"), "compile_mode": "reduce-overhead"}  # fmt: skip
     assert "compile" not in engine_kwargs(eager, **common)
-    kwargs = engine_kwargs(compiled, **common)
+    kwargs = engine_kwargs(compiled, **common, stop_at_eos=False)
     assert kwargs["compile"] == "reduce-overhead" and kwargs["eos_token_id"] == []
+    assert "eos_token_id" not in engine_kwargs(compiled, **common)  # the model's EOS ends a generation
     assert "compile" not in engine_kwargs(compiled, **{**common, "compile_mode": None})
 
 

@@ -208,9 +208,10 @@ def run(args, result: dict, save) -> None:
     calling ``save()`` after each stage."""
     import torch
 
+    from resispec.bench.engine_runs import compile_supported
     from resispec.bench.gpu_compat import adapt
     from resispec.bench.gpu_pair import build_pair, pair_configs, single_candidate_acceptance
-    from resispec.bench.gpu_timing import compile_supported, forward_times
+    from resispec.bench.gpu_timing import forward_times
     from resispec.decoding.tree_specs import resolve
 
     device, dtype = _device(args)

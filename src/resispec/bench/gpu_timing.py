@@ -14,6 +14,7 @@ import time
 import numpy as np
 import torch
 
+from resispec.bench.engine_runs import engine_kwargs
 from resispec.bench.overhead import PARTS, share_interval, steady_steps, step_seconds
 
 
@@ -100,24 +101,6 @@ def forward_times(model, prefix: torch.Tensor, nodes: list[int], *, repeats: int
     return rows
 
 
-def engine_kwargs(generate, *, method: str, tree, temperature: float, max_new_tokens: int, seed: int,
-                  device: torch.device, compile_mode: str | None) -> dict:  # fmt: skip
-    """Every keyword argument the bench passes to ``generate``: the ONE place to wire in the engine's new
-    options (a cache kind, ...) after a merge. ``compile`` is passed only when this engine's ``generate``
-    accepts it (checked with inspect.signature), so the bench runs on engines with and without it."""
-    kwargs = {
-        "method": method,
-        "tree": tree,
-        "temperature": temperature,
-        "max_new_tokens": max_new_tokens,
-        "generator": torch.Generator(device=device).manual_seed(seed),
-        "eos_token_id": [],  # fixed step counts: never stop at EOS
-    }
-    if compile_mode is not None and "compile" in inspect.signature(generate).parameters:
-        kwargs["compile"] = compile_mode
-    return kwargs
-
-
 #: the pair profile behind tree ``auto`` (``resispec.decoding.pair_profile``), kept small for the budget:
 #: acceptance from one 48-token context, 3 timed repeats, trees up to 128 nodes and 8 levels
 AUTO_PROFILE = {"candidates": 8, "repeats": 3, "max_nodes": 128, "max_depth": 8}
@@ -134,12 +117,6 @@ def auto_trees(target, draft, prefix: torch.Tensor, methods: list[str], temperat
     profile = measure_pair(target, draft, ModelDrafter(draft), [prefix[:AUTO_CONTEXT]],
                            temperatures=[temperature], methods=methods, settings=AUTO_PROFILE)  # fmt: skip
     return {m: resolve(f"auto-{m}", profile=profile, temperature=temperature) for m in methods}
-
-
-def compile_supported() -> bool:
-    from resispec.decoding.engine import generate
-
-    return "compile" in inspect.signature(generate).parameters
 
 
 def _syncs_per_step(run, tokens: int) -> tuple[float, dict]:
@@ -167,7 +144,7 @@ def engine_config(target, draft, prompt, *, label: str, tree, method: str, setti
     def run(tokens: int):
         kwargs = engine_kwargs(generate, method=method, tree=tree, temperature=settings["temperature"],
                                max_new_tokens=tokens, seed=settings["seed"], device=prompt.device,
-                               compile_mode=settings["compile"])  # fmt: skip
+                               compile_mode=settings["compile"], stop_at_eos=False)  # fmt: skip
         return generate(target, draft, prompt, **kwargs)
 
     run(settings["warmup_tokens"])
@@ -203,7 +180,7 @@ def prefill_seconds(target, draft, prompt, *, tree, settings: dict) -> float:
     def run():
         kwargs = engine_kwargs(generate, method="specinfer", tree=tree, temperature=settings["temperature"],
                                max_new_tokens=0, seed=settings["seed"], device=prompt.device,
-                               compile_mode=settings["compile"])  # fmt: skip
+                               compile_mode=settings["compile"], stop_at_eos=False)  # fmt: skip
         return generate(target, draft, prompt, **kwargs).wall_s
 
     run()
