@@ -213,7 +213,10 @@ def run(args, result: dict, save) -> None:
     from resispec.bench.gpu_pair import build_pair, pair_configs, single_candidate_acceptance
     from resispec.bench.gpu_timing import forward_times
     from resispec.decoding.tree_specs import resolve
+    from resispec.verify import METHODS
 
+    if unknown := [m for m in args.methods.split(",") if m not in METHODS]:
+        raise ValueError(f"--methods: unknown {unknown}; known: {', '.join(sorted(METHODS))}")
     device, dtype = _device(args)
     if args.threads:
         torch.set_num_threads(args.threads)
