@@ -112,3 +112,25 @@ def test_a_failed_engine_check_stops_before_timing(tmp_path, monkeypatch, capsys
     assert "does not reproduce transformers' greedy generation" in capsys.readouterr().err
     saved = json.loads(out.read_text())
     assert saved["engine_check"] == failed and not saved["complete"] and "engine" not in saved
+
+
+def test_the_bench_import_chain_needs_only_torch_numpy_and_yaml():
+    """Importing every module the bench calls (engine, verifiers, host-sync counter, tree specs, published
+    configs) adds no third-party package beyond numpy and PyYAML to what torch itself imports;
+    transformers comes later, when the models are built."""
+    modules = ["resispec.bench.gpu", "resispec.bench.gpu_pair", "resispec.bench.gpu_timing",
+               "resispec.bench.gpu_report", "resispec.bench.gpu_compat", "resispec.decoding.engine",
+               "resispec.decoding.host_syncs", "resispec.decoding.tree_specs", "resispec.verify",
+               "resispec.decoding.pair_profile", "resispec.models.published"]  # fmt: skip
+    code = (
+        "import sys, importlib, torch\n"
+        "before = {m.split('.')[0] for m in sys.modules}\n"
+        f"for name in {modules!r}: importlib.import_module(name)\n"
+        "after = {m.split('.')[0] for m in sys.modules} - before - set(sys.stdlib_module_names)\n"
+        "print(sorted(m for m in after if not m.startswith('_') and m != 'resispec'))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    added = set(eval(done.stdout)) - {"cython_runtime"}  # noqa: S307 - a list printed by the child
+    assert added <= {"numpy", "yaml"}  # cython_runtime: the module Cython extensions create, no package

@@ -246,7 +246,7 @@ def run(args, result: dict, save) -> None:
 def third_party_imports() -> list[str]:
     """Top-level modules imported so far that are neither the standard library nor this package."""
     names = {name.split(".")[0] for name in sys.modules}
-    ours = {"resispec", "__main__", "__mp_main__"}
+    ours = {"resispec", "__main__", "__mp_main__", "cython_runtime"}  # (cython_runtime: no package)
     return sorted(n for n in names - ours if n not in sys.stdlib_module_names and not n.startswith("_"))
 
 
