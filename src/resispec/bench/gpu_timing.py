@@ -120,8 +120,9 @@ def auto_trees(target, draft, prefix: torch.Tensor, methods: list[str], temperat
 
 
 def _syncs_per_step(run, tokens: int) -> tuple[float, dict]:
-    """Blocking host syncs per step (prefill excluded: a 0-token run's count is subtracted) and the most
-    frequent places, counted on separate, untimed runs (the counting mode slows every torch call)."""
+    """Blocking host syncs per step (prefill excluded: a 0-token run's count is subtracted; ``ours``: made
+    by this package's code, the rest by libraries) and the most frequent places, counted on separate,
+    untimed runs (the counting mode slows every torch call)."""
     from resispec.decoding.host_syncs import count_host_syncs
 
     with count_host_syncs() as prefill_only:
@@ -130,8 +131,10 @@ def _syncs_per_step(run, tokens: int) -> tuple[float, dict]:
         out = run(tokens)
     steps = max(len(out.steps), 1)
     per_step = (counted.total - prefill_only.total) / steps
+    ours = sum(e.ours for e in counted.events) - sum(e.ours for e in prefill_only.events)
     places = dict(counted.by_place().most_common(8))
-    return per_step, {"by_kind": dict(counted.by_kind()), "top_places": places, "steps": len(out.steps)}
+    return per_step, {"ours_per_step": ours / steps, "by_kind": dict(counted.by_kind()), "top_places": places,
+                      "steps": len(out.steps)}  # fmt: skip
 
 
 def engine_config(target, draft, prompt, *, label: str, tree, method: str, settings: dict,
