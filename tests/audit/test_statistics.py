@@ -63,6 +63,21 @@ def test_prompt_metrics_per_step_and_per_position():
     assert values["shaping_budgeting_s"] == pytest.approx(0.1 / 3)
 
 
+def test_prompt_metrics_carry_the_five_disjoint_times_and_leave_old_records_without_them():
+    """Figure 3's five parts per step; a record written before the split (no time_shaping_s /
+    time_commit_s) still aggregates: those metrics are absent for it, not zero."""
+    new = dict(_record([2, 2]), time_shaping_s=0.1, time_commit_s=0.3)
+    values = prompt_metrics(new)
+    assert values["time_shaping_s"] == pytest.approx(0.05) and values["time_commit_s"] == pytest.approx(0.15)
+    assert values["time_verify_s"] == pytest.approx(0.125)
+    old = prompt_metrics(_record([2, 2]))
+    assert "time_commit_s" not in old and "time_shaping_s" not in old and old["time_verify_s"] == 0.125
+    job = {"table": "t", "row": "r", "method": "resispec"}
+    rows = {r["metric"]: r for r in job_rows(job, [new, _record([3])], [], {"audit": {"bootstrap": 20}})}
+    assert rows["time_commit_s"]["n"] == 1 and rows["time_commit_s"]["mean"] == pytest.approx(0.15)
+    assert rows["time_draft_s"]["n"] == 2
+
+
 def test_summarise_counts_units_with_a_value():
     rows = {r["metric"]: r for r in summarise([{"a": 1.0, "b": 2.0}, {"a": 3.0}], resamples=10, seed=0)}
     assert rows["a"]["mean"] == 2.0 and rows["a"]["n"] == 2 and rows["b"]["n"] == 1

@@ -10,7 +10,7 @@ def test_bench_engine_runs_every_system_on_a_synthetic_pair(tmp_path, capsys):
     target_dir, draft_dir = bench.synthetic_pair(
         tmp_path / "pair", vocab=64, hidden=64, layers=3, draft_layers=1
     )
-    argv = ["--target", target_dir, "--draft", draft_dir, "--max-new-tokens", "6", "--prompts", "2",
+    argv = ["--target", target_dir, "--draft", draft_dir, "--max-new-tokens", "16", "--prompts", "2",
             "--trees", "auto,chain2", "--methods", "specinfer,sequoia"]  # fmt: skip
     argv += ["--json", str(tmp_path / "rows.json")]
     assert bench.main(argv) == 0
@@ -19,13 +19,19 @@ def test_bench_engine_runs_every_system_on_a_synthetic_pair(tmp_path, capsys):
     assert "prompt 2/2 (6 systems)" in captured.err and "ETA 0 s" in captured.err
     for name in ("autoregressive", "hf_assisted", "engine", "best exact engine configuration"):
         assert name in text
+    assert "CPU goal, overhead share auto specinfer: " in text
+    assert "goal <= 5%: not decided (the goal is for the CPU default pair, this run has another)" in text
+    assert "CPU goal, overhead share d5b3 sequoia: not run (add d5b3 to --trees): not decided" in text
     rows = bench.run(argv)
     assert [r["system"] for r in rows] == ["autoregressive", "hf_assisted"] + ["engine"] * 4
     assert rows[0]["x_autoregressive"] == pytest.approx(1.0)
     for row in rows[2:]:
-        assert row["tokens"] >= 2 and 1.0 <= row["accepted_length"] <= 9
+        assert row["tokens"] >= 2 and 1.0 <= row["accepted_length"] <= 9  # 16 tokens: >= 2 steps (depth <= 8)
         assert row["x_autoregressive_ci"][0] <= row["x_autoregressive"] <= row["x_autoregressive_ci"][1]
         assert sum(row["share"].values()) == pytest.approx(1.0)
+        assert set(row["share"]) == {"draft", "target", "verify", "shaping", "commit", "other"}
+        share, low, high = row["overhead"]  # (step - draft - target) / step after each prompt's first step
+        assert 0 < share < 1 and (low <= share <= high or low != low)  # NaN ends: no interval
     assert rows[2]["tree"].startswith("auto(")
     assert rows[0]["parents"] is None and rows[1]["parents"] is None
     assert rows[2]["tree"] == f"auto({len(rows[2]['parents'])})" and rows[2]["parents"][0] == -1
@@ -42,9 +48,13 @@ def test_paired_ratio_is_a_ratio_of_sums_with_a_paired_interval():
         paired_ratio([1], [1.0], [1, 2], [1.0, 2.0])
 
 
-def test_bench_engine_needs_models():
-    with pytest.raises(ValueError, match="--target"):
+def test_bench_engine_needs_models_and_says_how_to_build_the_default_pair(tmp_path, monkeypatch):
+    """Without models it takes the CPU default pair, and says which Snakemake targets build it."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"--target.*snakemake --cores 2 results/models/smollm2-135m/READY"):
         bench.run([])
+    with pytest.raises(ValueError, match="both --target and --draft"):
+        bench.run(["--target", "somewhere"])
 
 
 def test_bench_engine_names_the_methods_a_given_profile_lacks(tmp_path):

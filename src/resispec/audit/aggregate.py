@@ -2,7 +2,9 @@
 with its mean, 95% interval and count (`results/tables/{table}.csv`).
 
 - Record metrics (accepted length, throughput, times) come from the timing pass only, with a bootstrap
-  over prompts; ``n`` is the number of prompts.
+  over prompts; ``n`` is the number of prompts. Times are seconds per step, Figure 3's five disjoint
+  parts (`statistics.TIME_PARTS`); a record without a part (written before the split) has no value for
+  it, so ``n`` counts only the prompts that recorded it.
 - Ratios to every other method of the same run, ``speedup_vs_{m}`` (throughput) and
   ``accepted_length_gain_vs_{m}``, are paired: ratio of sums over the prompts both decoded, bootstrap
   resampling the same prompts for both (`statistics.paired_ratio`); ``n`` is the number of prompts.

@@ -8,6 +8,12 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import rel_entr
 
+#: Seconds per decoding step, disjoint (Figure 3's split; ``resispec.decoding.records.StepRecord``):
+#: drafting, the target's tree forward, the verifier's decisions (shaping excluded), ResiSpec-style
+#: shaping, and the commit (cache cuts, the drafter's update). Raw records written before the five-way
+#: split have no ``time_shaping_s`` / ``time_commit_s`` and their ``time_verify_s`` includes both.
+TIME_PARTS = ("time_draft_s", "time_target_s", "time_verify_s", "time_shaping_s", "time_commit_s")
+
 
 class Interval(NamedTuple):
     """A mean with its interval."""
@@ -111,8 +117,9 @@ def prompt_metrics(record: dict) -> dict[str, float]:
         "new_tokens": float(tokens),
         "time_step_s": wall / steps,
     }
-    for key in ("time_draft_s", "time_target_s", "time_verify_s"):
-        values[key] = record.get(key, 0.0) / steps
+    for key in TIME_PARTS:  # absent from a record (written before the split): absent here, not 0
+        if key in record:
+            values[key] = record[key] / steps
     for key, total in record.get("shaping_time_s", {}).items():
         values[f"shaping_{key}_s"] = total / steps
     for i, (tried, accepted) in enumerate(

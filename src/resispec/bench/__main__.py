@@ -13,7 +13,8 @@ import sys
 
 import resispec.bench as package
 
-HELPERS = {"pairs", "paired", "engine_runs", "engine_report", "forward"}
+HELPERS = {"pairs", "paired", "engine_runs", "engine_report", "forward", "overhead"}
+HELPERS |= {"gpu_pair", "gpu_timing", "gpu_report", "gpu_compat"}  # bench gpu's parts
 
 
 def subcommands() -> list[str]:

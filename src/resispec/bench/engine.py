@@ -5,9 +5,15 @@ decodes the same prompts with every system in one run, round-robin per prompt (s
 load hits every system alike), the same seed per prompt for every system, after a warm-up. It prints
 tokens/s, the speedup over plain autoregressive ``generate`` and over HF assisted generation (its
 default dynamic schedule) with paired bootstrap 95% intervals over prompts, the accepted length (new
-tokens per target forward) and the engine's share of step time spent drafting / in the target /
-verifying / on bookkeeping. Tree ``auto`` is resolved per verifier from the pair profile
-(``--profile``, or measured here on held-out documents).
+tokens per target forward), the engine's share of its wall time spent drafting / in the target forward /
+verifying / shaping / committing / elsewhere (prefill, loop) and its overhead share (step - drafting -
+target forward) / step over the steps after the first (``resispec.bench.overhead``). Tree ``auto`` is
+resolved per verifier from the pair profile (``--profile``, or measured here on held-out documents).
+
+Without ``--target`` / ``--draft`` it uses the CPU default pair of the workflow (``DEFAULT_PAIR``; built
+by ``snakemake --cores 2 results/models/smollm2-135m/READY.json results/models/draft-default/READY.json``)
+and prints, besides the goals over the baselines, issue 21's CPU goal: overhead share <= 5% for every
+exact method on d5b3 and ``auto`` (run ``--trees auto,d5b3 --no-hf`` for just those).
 """
 
 from __future__ import annotations
@@ -16,16 +22,21 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 import torch
 
 from resispec.bench import engine_runs as runs
 from resispec.bench.engine_report import GOALS, print_rows, summarise
 from resispec.bench.engine_runs import synthetic_pair
+from resispec.bench.overhead import cpu_overhead_lines
 from resispec.decoding.arguments import tree_spec
 from resispec.decoding.tree_specs import profile_methods, resolve
 
-__all__ = ["main", "run", "synthetic_pair", "GOALS"]
+__all__ = ["main", "run", "synthetic_pair", "GOALS", "DEFAULT_PAIR"]
+
+#: the workflow's CPU default pair (config/config.yaml), as `snakemake` leaves it under results/models/
+DEFAULT_PAIR = ("results/models/smollm2-135m", "results/models/draft-default")
 
 
 def _args(argv):
@@ -53,6 +64,8 @@ def _args(argv):
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (CPU)")
     parser.add_argument("--repeats", type=int, default=1, help="round-robin passes over the prompts")
     parser.add_argument("--no-hf", action="store_true", help="skip HF assisted generation")
+    parser.add_argument("--compile", default=None, metavar="MODE",
+                        help="passed to generate(compile=MODE) when the engine accepts it")  # fmt: skip
     parser.add_argument("--json", default=None, help="also write the rows to this JSON file")
     return parser.parse_args(argv)
 
@@ -100,11 +113,34 @@ def _configs(args, profile) -> list[tuple[str, str, str, object]]:
     return configs
 
 
-def _time(config, target, draft, drafter, ids, args, seed) -> runs.Timed:
+def _default_pair(args) -> None:
+    """No models named: the CPU default pair, or an error that says how to build it."""
+    if args.target or args.draft:
+        return
+    missing = [path for path in DEFAULT_PAIR if not (Path(path) / "READY.json").is_file()]
+    if missing:
+        raise ValueError(
+            f"give --target and --draft model directories (or --synthetic DIR); the CPU default pair is not "
+            f"built here ({', '.join(missing)} missing): run `snakemake --cores 2 "
+            f"{' '.join(f'{p}/READY.json' for p in DEFAULT_PAIR)}` from the repository root"
+        )
+    args.target, args.draft = DEFAULT_PAIR
+
+
+def _time(config, target, draft, drafter, ids, args, seed, prefill_s=0.0) -> runs.Timed:
     system, _, method, tree = config
     common = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "seed": seed}
     if system == "engine":
-        return runs.engine_generate(target, drafter, ids, method=method, tree=tree, **common)
+        return runs.engine_generate(
+            target,
+            drafter,
+            ids,
+            method=method,
+            tree=tree,
+            prefill_s=prefill_s,
+            compile_mode=args.compile,
+            **common,
+        )
     return runs.hf_generate(target, ids, assistant=draft if system == "hf_assisted" else None, **common)
 
 
@@ -116,8 +152,9 @@ def run(argv=None) -> list[dict]:
     args = _args(argv)
     if args.synthetic:
         args.target, args.draft = synthetic_pair(args.synthetic)
+    _default_pair(args)
     if not (args.target and args.draft):
-        raise ValueError("give --target and --draft model directories, or --synthetic DIR")
+        raise ValueError("give both --target and --draft model directories, or --synthetic DIR")
     if args.threads:
         torch.set_num_threads(args.threads)
     args.methods = (
@@ -139,10 +176,11 @@ def run(argv=None) -> list[dict]:
     start, total = time.perf_counter(), args.repeats * len(prompts)
     for repeat in range(args.repeats):
         for p, ids in enumerate(prompts):
+            prefill = runs.engine_prefill(target, drafter, ids, args.compile)  # out of the overhead share
             order = [(p + repeat + i) % len(configs) for i in range(len(configs))]  # rotate the start
             for index in order:
                 timed[index][p].append(
-                    _time(configs[index], target, draft, drafter, ids, args, args.seed + p)
+                    _time(configs[index], target, draft, drafter, ids, args, args.seed + p, prefill)
                 )
             _progress(repeat * len(prompts) + p + 1, total, time.perf_counter() - start, len(configs))
     return summarise(configs, timed, seed=args.seed)
@@ -159,6 +197,11 @@ def main(argv=None) -> int:
     rows = run(argv)
     print_rows(rows)
     args = _args(argv)
+    methods = args.methods.split(",") if args.temperature > 0 else ["greedy"]
+    default = (args.target, args.draft) in ((None, None), DEFAULT_PAIR) and not args.synthetic
+    why_not = None if default else "the goal is for the CPU default pair, this run has another"
+    for line in cpu_overhead_lines(rows, methods, why_not):
+        print(line)
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(rows, handle, indent=1)

@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
+from resispec.bench.overhead import EXACT, PARTS, share_interval
 from resispec.bench.paired import paired_ratio
 
 # The testbed's goals (issue 13): the best exact engine configuration against the baselines at T = 1
 GOALS = {"autoregressive": 1.5, "hf_assisted": 1.2}
-EXACT = ("specinfer", "sequoia", "ers", "optimal", "deterministic")
 
 
 def _per_prompt(timed_config):
-    """Per prompt sums over repeats: tokens, seconds, forwards, split [3]."""
+    """Per prompt sums over repeats: tokens, seconds, forwards, split [5], overhead sums [2]."""
     out = []
     for repeats in timed_config:
         tokens, seconds = sum(t.tokens for t in repeats), sum(t.seconds for t in repeats)
-        split = [sum(t.split[i] for t in repeats) for i in range(3)]
-        out.append((tokens, seconds, sum(t.forwards for t in repeats), split))
+        split = [sum(t.split[i] for t in repeats) for i in range(len(PARTS))]
+        overhead = [sum(t.overhead[i] for t in repeats) for i in range(2)]
+        out.append((tokens, seconds, sum(t.forwards for t in repeats), split, overhead))
     return out
+
+
+def _shares(data, seconds: float, seed: int) -> tuple[dict, list[float]]:
+    """Shares of the wall time per part (``other``: prefill and loop) and the overhead share [mean, low,
+    high] over the steps after each prompt's first (bootstrap over prompts)."""
+    split = [sum(d[3][i] for d in data) / seconds for i in range(len(PARTS))]
+    share = dict(zip(PARTS, split, strict=True)) | {"other": 1 - sum(split)}
+    overhead = share_interval([d[4][0] for d in data], [d[4][1] for d in data], seed=seed)
+    return share, list(overhead)
 
 
 def summarise(configs, timed, *, seed: int = 0) -> list[dict]:
@@ -30,6 +40,7 @@ def summarise(configs, timed, *, seed: int = 0) -> list[dict]:
         row = {
             "system": system,
             "tree": tree,
+            "spec": tree.split("(")[0],
             "method": method,
             "parents": list(resolved.parents) if resolved is not None else None,
             "tokens": sum(tokens),
@@ -42,13 +53,7 @@ def summarise(configs, timed, *, seed: int = 0) -> list[dict]:
             ratio = paired_ratio(tokens, seconds, [d[0] for d in ref], [d[1] for d in ref], seed=seed)
             row[f"x_{name}"], row[f"x_{name}_ci"] = ratio.value, [ratio.low, ratio.high]
         if system == "engine":
-            split = [sum(d[3][i] for d in data) / row["seconds"] for i in range(3)]
-            row["share"] = {
-                "draft": split[0],
-                "target": split[1],
-                "verify": split[2],
-                "bookkeeping": 1 - sum(split),
-            }
+            row["share"], row["overhead"] = _shares(data, row["seconds"], seed)
         rows.append(row)
     return rows
 
@@ -57,7 +62,7 @@ def print_rows(rows: list[dict]) -> None:
     bases = [name for name in GOALS if f"x_{name}" in rows[0]]
     head = f"{'system':<15}{'tree':<13}{'method':<11}{'tok/s':>8}{'acc.len':>8}"
     head += "".join(f"{'x ' + ('AR' if b == 'autoregressive' else 'HF-asst'):>22}" for b in bases)
-    print(head + "   share draft/target/verify/book")
+    print(head + "   share % draft/target/verify/shaping/commit/other   overhead %")
     for r in rows:
         line = f"{r['system']:<15}{r['tree']:<13}{r['method']:<11}"
         line += f"{r['tokens_per_s']:>8.2f}{r['accepted_length']:>8.2f}"
@@ -65,9 +70,8 @@ def print_rows(rows: list[dict]) -> None:
             low, high = r[f"x_{b}_ci"]
             line += f"{r[f'x_{b}']:>8.2f} [{low:5.2f},{high:5.2f}]"
         if "share" in r:
-            line += "   " + "/".join(
-                f"{100 * r['share'][k]:.0f}" for k in ("draft", "target", "verify", "bookkeeping")
-            )
+            line += "   " + "/".join(f"{100 * r['share'][k]:.0f}" for k in (*PARTS, "other"))
+            line += f"   {100 * r['overhead'][0]:.1f}"
         print(line)
     engine = [r for r in rows if r["system"] == "engine" and r["method"] in EXACT]
     if engine:

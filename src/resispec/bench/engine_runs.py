@@ -3,6 +3,7 @@ autoregressive or assisted by the draft) and the tree engine; plus its prompts a
 
 from __future__ import annotations
 
+import inspect
 import time
 from typing import NamedTuple
 
@@ -17,13 +18,15 @@ FALLBACK_PROMPTS = (
 
 class Timed(NamedTuple):
     """One prompt decoded by one system: new tokens, seconds, target forwards that yield tokens (HF: the
-    prefill's forward yields the first; engine: its steps) and, for the engine, seconds spent drafting /
-    in the target / verifying."""
+    prefill's forward yields the first; engine: its steps) and, for the engine, seconds of every step's
+    parts (``resispec.bench.overhead.PARTS``: drafting, target forward, verification, shaping, commit)
+    and the overhead sums of its steps after the first (``overhead.overhead_sums``)."""
 
     tokens: int
     seconds: float
     forwards: int
-    split: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    split: tuple[float, ...] = (0.0,) * 5
+    overhead: tuple[float, float] = (0.0, 0.0)
 
 
 def load_prompts(target_dir, count: int, tokens: int, device, *, dataset: str = "cnn_dailymail",
@@ -78,18 +81,58 @@ def hf_generate(target, ids, *, max_new_tokens: int, temperature: float, seed: i
     return Timed(out.shape[1] - len(ids), seconds, max(counter.calls, 1))  # the prefill yields a token
 
 
+def engine_kwargs(generate, *, method: str, tree, temperature: float, max_new_tokens: int, seed: int,
+                  device: torch.device, compile_mode: str | None,
+                  stop_at_eos: bool = True) -> dict:  # fmt: skip
+    """Every keyword argument the benchmarks (``bench engine``, ``bench gpu``) pass to the engine's
+    ``generate``: the ONE place to wire in its new options (a cache kind, ...) after a merge.
+    ``compile`` is passed only when this engine's ``generate`` accepts it (checked with
+    inspect.signature), so the benchmarks run on engines with and without it. ``stop_at_eos=False``:
+    fixed step counts (``eos_token_id=[]``)."""
+    kwargs = {
+        "method": method,
+        "tree": tree,
+        "temperature": temperature,
+        "max_new_tokens": max_new_tokens,
+        "generator": torch.Generator(device=device).manual_seed(seed),
+    }
+    if not stop_at_eos:
+        kwargs["eos_token_id"] = []
+    if compile_mode is not None and compile_supported(generate):
+        kwargs["compile"] = compile_mode
+    return kwargs
+
+
+def compile_supported(generate=None) -> bool:
+    """Whether the engine's ``generate`` takes ``compile=`` (the engine's own, by default)."""
+    if generate is None:
+        from resispec.decoding.engine import generate
+    return "compile" in inspect.signature(generate).parameters
+
+
 def engine_generate(target, drafter, ids, *, method: str, tree, max_new_tokens: int, temperature: float,
-                    seed: int) -> Timed:  # fmt: skip
-    """The tree engine on one prompt, with the same seed per prompt as every other system."""
+                    seed: int, prefill_s: float = 0.0, compile_mode: str | None = None) -> Timed:  # fmt: skip
+    """The tree engine on one prompt, with the same seed per prompt as every other system; ``prefill_s``:
+    the prompt's prefill (``engine_prefill``), left out of the overhead sums."""
+    from resispec.bench.overhead import PARTS, overhead_sums, steady_steps
     from resispec.decoding.engine import generate
 
-    generator = torch.Generator(device=ids.device).manual_seed(seed)
-    out = generate(target, drafter, ids, method=method, tree=tree, temperature=temperature,
-                   max_new_tokens=max_new_tokens, generator=generator)  # fmt: skip
-    split = tuple(
-        sum(getattr(s, f"time_{part}_s") for s in out.steps) for part in ("draft", "target", "verify")
-    )
-    return Timed(len(out.tokens), out.wall_s, len(out.steps), split)
+    kwargs = engine_kwargs(generate, method=method, tree=tree, temperature=temperature,
+                           max_new_tokens=max_new_tokens, seed=seed, device=ids.device,
+                           compile_mode=compile_mode)  # fmt: skip
+    out = generate(target, drafter, ids, **kwargs)
+    split = tuple(sum(getattr(s, f"time_{part}_s", 0.0) for s in out.steps) for part in PARTS)
+    overhead = overhead_sums(steady_steps(out, prefill_s))
+    return Timed(len(out.tokens), out.wall_s, len(out.steps), split, overhead)
+
+
+def engine_prefill(target, drafter, ids, compile_mode: str | None = None) -> float:
+    """Wall seconds of a 0-token generation of ``ids``: the prefill the engine's wall time includes."""
+    from resispec.decoding.engine import generate
+
+    kwargs = engine_kwargs(generate, method="specinfer", tree="d4b2", temperature=1.0, max_new_tokens=0,
+                           seed=0, device=ids.device, compile_mode=compile_mode)  # fmt: skip
+    return generate(target, drafter, ids, **kwargs).wall_s
 
 
 def synthetic_pair(root, vocab=4096, hidden=256, layers=8, draft_layers=2, seed=0) -> tuple[str, str]:

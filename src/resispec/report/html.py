@@ -17,8 +17,11 @@ from resispec.report.tables import fmt_number, table_title
 FIGURE_CAPTIONS = {
     "figure1": "Figure 1: acceptance rate of the i-th sibling candidate by temperature, per method (95% CI); "
     "optimal is left out: it selects among all candidates at once, so it tries no candidate before another.",
-    "figure3": "Figure 3: time per decoding step split into drafting, target forward and verification "
-    "(left); the shaping cost split into budgeting, redistribution and proxy formulation (right).",
+    "figure3": "Figure 3: time per decoding step split into drafting, target forward, verification (the "
+    "verifier's decisions), shaping and commit (cache cuts, drafter update) (left; the paper's 'target "
+    "verification' is our target forward + verification + commit; * = records before the split, whose "
+    "verification includes shaping and commit); the shaping cost split into budgeting, redistribution and "
+    "proxy formulation (right).",
     "table3_plot": "Table 3 as a plot: speedup of ResiSpec over SpecInfer per tree, ours (95% CI) and paper.",
     "table5_plot": "Table 5 as a plot: expected accepted length and efficiency against N (depth 4).",
     "audit_scatter": "Per-node acceptance against its bound: alpha* for i.i.d. candidates (specinfer, ers, "
