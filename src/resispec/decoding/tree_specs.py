@@ -1,8 +1,8 @@
 """Tree specs used by the experiment sheets, beyond `trees.parse`: kNdD (N independent chains sharing
 the root, D levels counting the root as `dXbY` does: D - 1 candidate levels), kNcL (the other reading
-of a chain's depth: N chains of L candidate levels under the root, the same tree as kNd(L+1)), sequoiaNxD (Sequoia's DP tree from the pair's measured acceptance), auto /
-auto-<method> (the hardware-aware tree of `resispec.decoding.auto_tree`) and eagle (EAGLE-1's default
-26-node path list)."""
+of a chain's depth: N chains of L candidate levels under the root, the same tree as kNd(L+1)),
+sequoiaNxD (Sequoia's DP tree from the pair's measured acceptance), auto / auto-<method> (the
+hardware-aware tree of `resispec.decoding.auto_tree`) and eagle (EAGLE-1's default 26-node path list)."""
 
 from __future__ import annotations
 
