@@ -22,6 +22,8 @@ from resispec.report.findings import findings as _findings
 from resispec.report.glance import glance_html, glance_latex
 from resispec.report.models_table import model_rows, models_html
 from resispec.report.paper import load_paper_values, load_raw, table_info
+from resispec.report.paper_limits import paper_limits_frame
+from resispec.report.paper_limits_section import section_html, section_latex
 from resispec.report.tables import table_texts, write_tables
 from resispec.report.tidy import load_tables, models, read_nodes
 
@@ -59,6 +61,7 @@ def _inputs(tables_dir, audit, config: dict, paper_values) -> dict:
         "nodes": read_nodes(audit),
         "comparison": comparison,
         "info": table_info(paper_values),
+        "limits": paper_limits_frame(tables_dir, paper, tables),
     }
 
 
@@ -132,6 +135,7 @@ def build_report(
         glance=glance_html(comparison),
     )  # fmt: skip
     context["models_table"] = models_html(model_rows(model_info))
+    context["paper_limits"] = section_html(data["limits"])
     html_path = out_dir / "report.html"
     html_path.write_text(_html.render_html(context), encoding="utf-8")
     result = {
@@ -141,8 +145,9 @@ def build_report(
         "pdf_message": "pdf=False",
     }
     if pdf:
+        limits = section_latex(data["limits"])
         tex = _latex.write_latex(out_dir / "latex", texts, figure_paths, found, our_models,
-                                 glance=glance_latex(comparison))  # fmt: skip
+                                 glance=glance_latex(comparison), paper_limits=limits)  # fmt: skip
         result["pdf"], result["pdf_message"] = _compile_pdf(tex, out_dir)
     return result
 

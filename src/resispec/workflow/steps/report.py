@@ -18,6 +18,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--environment", help="environment.json recorded by the run")
     parser.add_argument("--models", nargs="*", default=[], help="READY.json of every prepared model")
     parser.add_argument("--notebook", help="the executed notebook (dependency only)")
+    parser.add_argument(
+        "--paper-limits", dest="paper_limits", help="paper_limits.csv (read from the tables' folder)"
+    )
     parser.add_argument("--html", required=True, help="output report.html")
     parser.add_argument("--figures", required=True, help="output folder of figures")
     parser.add_argument("--latex-tables", dest="latex_tables", help="output folder of LaTeX/HTML tables")
