@@ -1,7 +1,19 @@
 # Stage 4: exactness audit of every run's audit pass: per sampled node, the exact output law of the
 # verifier (resispec.verify) against the target, KL and TV with scipy, acceptance against alpha*, on
 # the lumped top-token vocabulary and, for the nodes with full rows, on the full vocabulary (with a
-# Monte Carlo cross-check of the real sampler on the runs of audit.monte_carlo_tables).
+# Monte Carlo cross-check of the real sampler on the runs of audit.monte_carlo_tables); on the runs of
+# audit.variant_tables, audit.variant_nodes resispec nodes also get the law of every (budget, order)
+# variant of our reading of Algorithm 1 (results/exactness_variants/{run}.csv).
+
+
+def variant_nodes(wildcards):
+    """Audited resispec nodes of this run computed under every variant (audit.variant_tables' runs)."""
+    runs = {
+        job.run
+        for table in config["audit"]["variant_tables"]
+        for job in TABLE_JOBS.get(table, [])
+    }
+    return config["audit"]["variant_nodes"] if wildcards.run in runs else 0
 
 
 rule exactness:
@@ -9,6 +21,7 @@ rule exactness:
         audit=PATHS.audit(),
     output:
         nodes=PATHS.exactness(),
+        variants=PATHS.exactness_variants(),
     log:
         PATHS.log("exactness", "{run}"),
     conda:
@@ -18,5 +31,6 @@ rule exactness:
         job=run_json,
         settings=settings_json("exactness"),
         monte_carlo_nodes=monte_carlo_nodes,
+        variant_nodes=variant_nodes,
     script:
         "../scripts/exactness.py"

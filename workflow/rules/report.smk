@@ -19,6 +19,7 @@ rule report:
         tables=expand(PATHS.table(), table=TABLES),
         paper_limits=PATHS.table("paper_limits"),
         nodes=[PATHS.exactness(run) for run in RUNS],
+        variants=[PATHS.exactness_variants(run) for run in RUNS],
         environment=f"{PATHS.results}/environment.json",
         models=used_models(),
         notebook=f"{PATHS.reports}/results.ipynb",

@@ -15,6 +15,7 @@ log = logging.getLogger(__name__)
 def add_arguments(parser) -> None:
     parser.add_argument("--tables", nargs="+", required=True, help="tidy table CSVs (their folder is used)")
     parser.add_argument("--nodes", nargs="*", default=[], help="per-node exactness CSVs")
+    parser.add_argument("--variants", nargs="*", default=[], help="every resispec variant per node (CSVs)")
     parser.add_argument("--environment", help="environment.json recorded by the run")
     parser.add_argument("--models", nargs="*", default=[], help="READY.json of every prepared model")
     parser.add_argument("--notebook", help="the executed notebook (dependency only)")
@@ -41,6 +42,7 @@ def run(args) -> int:
         audit=list(args.nodes) or None,
         environment=environment,
         model_info=args.models,
+        variants=list(args.variants) or None,
     )
     if Path(result["html"]).resolve() != Path(args.html).resolve():
         Path(result["html"]).replace(args.html)
