@@ -17,12 +17,13 @@ TITLE = "Robustness of the ResiSpec verdict to our reading of Algorithm 1"
 NOTE = (
     "Each audited resispec node's exact output law recomputed under every (budget, order) variant: budget "
     "'local' (Z = q(x) - R(x), as printed) or 'global' (Z = sum (q - R)+); deficit filled in order of "
-    "decreasing q (as printed), increasing q or token index. Lumped top-token vocabulary; KL is the mean "
-    "over nodes with finite KL of the certified lower and upper ends; 'above alpha*': nodes whose "
-    "certified acceptance exceeds alpha* (no exact verifier can); largest excess: acceptance upper end "
-    "minus alpha*."
+    "decreasing q (as printed), increasing q or token index. Lumped top-token vocabulary; KL: the means, "
+    "over the nodes whose KL is bounded, of its certified lower and upper ends (a node's KL is unbounded "
+    "when its law misses a token the target can emit, or its upper end is when the recursion pruned); "
+    "'above alpha*': nodes whose certified acceptance exceeds alpha* (no exact verifier can); largest "
+    "excess: acceptance upper end minus alpha*."
 )
-HEADER = ("variant", "nodes", "mean KL [certified interval]", "nodes with infinite KL", "mean TV",
+HEADER = ("variant", "nodes", "mean KL (certified interval)", "nodes with unbounded KL", "mean TV",
           "share of nodes above alpha*", "largest excess over alpha*")  # fmt: skip
 
 
@@ -43,7 +44,7 @@ def robustness_rows(frame: pd.DataFrame | None) -> list[list[str]]:
         return []
     rows = []
     for row in variant_summary(frame.to_dict("records")):
-        kl = f"{fmt_number(row['kl'])} [{fmt_number(row['kl'])}, {fmt_number(row['kl_upper'])}]"
+        kl = f"[{fmt_number(row['kl'])}, {fmt_number(row['kl_upper'])}]"
         excess = row["max_excess"]
         rows.append([row["variant"] + (" (as printed)" if row["printed"] else ""), str(row["nodes"]), kl,
                      str(row["kl_inf_nodes"]), fmt_number(row["tv"]), f"{row['share_above_alpha_star']:.0%}",
