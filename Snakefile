@@ -16,6 +16,7 @@ include: "workflow/rules/decode.smk"
 include: "workflow/rules/audit_decode.smk"
 include: "workflow/rules/exactness.smk"
 include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/paper_limits.smk"
 include: "workflow/rules/notebook.smk"
 include: "workflow/rules/report.smk"
 

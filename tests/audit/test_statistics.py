@@ -78,6 +78,24 @@ def test_prompt_metrics_carry_the_five_disjoint_times_and_leave_old_records_with
     assert rows["time_draft_s"]["n"] == 2
 
 
+def test_accepted_length_without_the_bonus_token_and_per_level_acceptance():
+    """Three steps on a tree with 3 drafted levels accept 2, 0 and 1 drafted tokens (+ 1 emitted each):
+    level 1 is accepted in 2 of 3 steps, level 2 in 1, level 3 in none; the shares sum to the length
+    without the bonus token, and the conditional depth acceptance differs from the share."""
+    record = {**_record([3, 1, 2]), "depth_tried": [3, 2, 1], "depth_accepted": [2, 1, 0]}
+    values = prompt_metrics(record)
+    assert values["accepted_length"] == pytest.approx(2.0)
+    assert values["accepted_length_no_bonus"] == pytest.approx(1.0)
+    shares = [values[f"level_acceptance_{d}"] for d in (1, 2, 3)]
+    assert shares == pytest.approx([2 / 3, 1 / 3, 0.0])
+    assert sum(shares) == pytest.approx(values["accepted_length_no_bonus"])
+    assert values["depth_acceptance_2"] == pytest.approx(1 / 2)  # conditional on level 2 being tried
+    baseline = prompt_metrics({**_record([1, 1]), "depth_tried": [], "depth_accepted": [],
+                               "position_tried": [], "position_accepted": []})  # fmt: skip
+    assert baseline["accepted_length_no_bonus"] == 0.0
+    assert not any(key.startswith("level_acceptance") for key in baseline)
+
+
 def test_summarise_counts_units_with_a_value():
     rows = {r["metric"]: r for r in summarise([{"a": 1.0, "b": 2.0}, {"a": 3.0}], resamples=10, seed=0)}
     assert rows["a"]["mean"] == 2.0 and rows["a"]["n"] == 2 and rows["b"]["n"] == 1

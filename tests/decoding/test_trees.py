@@ -128,3 +128,19 @@ def test_acceptance_rows_expand_vectors_and_reject_bad_input():
         tree_search.acceptance_rows([[0.5, 0.1], [0.2, 0.2]])
     with pytest.raises(ValueError, match="square matrix"):
         tree_search.acceptance_rows([[0.5, 0.1, 0.0]])
+
+
+def test_chain_specs_count_the_root_like_complete_trees():
+    """kNdD counts the root as dXbY does (k1d4: 3 drafted levels, like d4b1); kNcL is the other reading,
+    L candidate levels under the root (k1c4 = k1d5), kept under its own name."""
+    from resispec.decoding.tree_specs import resolve
+
+    assert resolve("k1d4").parents == trees.complete(4, 1).parents
+    assert resolve("k1d4").depth == 4 == trees.complete(4, 3).depth
+    assert resolve("k1c4").parents == resolve("k1d5").parents == trees.complete(5, 1).parents
+    assert resolve("k1c4").name == "k1c4" and resolve("k1d4").name == "k1d4"
+    three = resolve("k3c2")
+    assert three.num_nodes == 1 + 3 * 2 and three.depth == 3
+    assert resolve("k3c2").parents == resolve("k3d3").parents
+    with pytest.raises(ValueError, match="kNdD needs"):
+        resolve("k2c0")

@@ -61,6 +61,8 @@ def test_every_image_loads_and_every_table_is_present(built_report, tmp_path):
         "audit-summary",
         "environment-table",
         "glance-speedups",
+        "paper-limits",
+        "paper-limits-ours",
     }
     assert set(check["tables"]) == expected and len(check["tables"]) == source.count("<table")
 

@@ -1,10 +1,11 @@
 """The ers planning pass against the LP optimum over all sequential plans with replacement."""
 
 import numpy as np
+import torch
 from scipy.optimize import linprog
 from verify_cases import random_cases
 
-from resispec.verify import acceptance_rate, alpha_star
+from resispec.verify import acceptance_rate, alpha_star, alpha_star_upper_from_beta
 
 
 def lp_optimum(target, draft, k):
@@ -34,7 +35,8 @@ def lp_optimum(target, draft, k):
 def test_ers_reaches_the_lp_optimum_on_most_small_cases():
     """ers within 0.01 of the LP optimum on >= 90% of 200 random cases (V 3..6, k 2..4).
 
-    Sanity of the oracle: LP >= ers and LP >= specinfer (both are feasible plans), LP <= alpha*.
+    Sanity of the oracle: LP >= ers and LP >= specinfer (both are feasible plans), LP <= alpha*
+    <= f_k(beta) (the lemma, verify.alpha_star_upper_from_beta).
     """
     close, gaps = 0, []
     cases = list(random_cases(seed=11, count=200, vocab_range=(3, 6), k_range=(2, 4)))
@@ -44,6 +46,8 @@ def test_ers_reaches_the_lp_optimum_on_most_small_cases():
         assert optimum >= ers - 1e-7
         assert optimum >= acceptance_rate("specinfer", target, draft, k) - 1e-7
         assert optimum <= alpha_star(target, draft, k) + 1e-7
+        overlap = float(torch.minimum(target, draft).sum())
+        assert optimum <= alpha_star_upper_from_beta(overlap, k) + 1e-7
         close += optimum - ers <= 0.01
         gaps.append(optimum - ers)
     assert close >= 0.9 * len(cases), f"within 0.01 on {close}/{len(cases)}; worst gap {max(gaps):.4f}"

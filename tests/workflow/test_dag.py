@@ -19,6 +19,7 @@ def test_dry_run_has_every_table_and_figure(configfile):
         "audit_decode",
         "exactness",
         "aggregate",
+        "paper_limits",
         "notebook",
         "report",
     )

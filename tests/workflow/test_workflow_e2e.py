@@ -89,7 +89,7 @@ def _planned_jobs(run_dir, tmp_path, overlay: str) -> dict[str, int]:
 def test_changing_the_bootstrap_reruns_only_aggregation_and_the_report(run_dir, tmp_path):
     jobs = _planned_jobs(run_dir, tmp_path, "audit:\n  bootstrap: 300\n")
     assert jobs.get("aggregate") == len(TABLES), jobs
-    assert set(jobs) <= {"aggregate", "notebook", "report", "all", "total"}, jobs
+    assert set(jobs) <= {"aggregate", "paper_limits", "notebook", "report", "all", "total"}, jobs
 
 
 def test_changing_threads_retrains_nothing(run_dir, tmp_path):
@@ -154,3 +154,40 @@ def test_optimal_runs_everywhere_and_attains_alpha_star(run_dir):
                     assert abs(float(node["acceptance"]) - float(node["alpha_star"])) < 1e-9, node
                     audited += 1
     assert audited > 0
+
+
+def test_paper_limits_variants_and_level_metrics(run_dir):
+    """The paper-limits table (the paper's cells and our chain runs under both depth readings), the
+    robustness variants of resispec on Table 4's runs, and accepted length without the bonus token with
+    per-level acceptance in the tidy tables; the report shows both sections."""
+    results = run_dir / ".test" / "results"
+    with open(results / "tables" / "paper_limits.csv", newline="") as handle:
+        limits = list(csv.DictReader(handle))
+    paper = [r for r in limits if r["source"] == "paper" and r["verdict"] != "not constrained"]
+    assert {(r["value"], r["chain_levels"], r["verdict"]) for r in paper} == {
+        ("4.68", "3", "above the bound"), ("4.68", "4", "above the bound"),
+        ("4.14", "3", "within the bound"), ("4.14", "4", "within the bound"),
+    }  # fmt: skip
+    ours = [r for r in limits if r["source"] == "ours"]
+    assert {r["chain_tree"] for r in ours} == {"k1d3", "k1c3"}
+    assert {"optimal", "specinfer", "ers", "resispec"} <= {r["method"] for r in ours}
+    for row in ours:
+        assert float(row["bound_low"]) <= float(row["bound_high"]) <= float(row["bound_low"]) + 0.01
+        if row["verdict"] == "above the bound" and row["method"] != "resispec":
+            assert "assumption is wrong" in row["note"]
+    variants = sorted((results / "exactness_variants").glob("*.csv"))
+    counts = {path.name: len(path.read_text().splitlines()) - 1 for path in variants}
+    assert sum(counts.values()) > 0 and all(n % 6 == 0 for n in counts.values()), counts
+    for table in ("table1", "figure1"):
+        rows = read_table(run_dir, table)
+        for method in ("specinfer", "resispec"):
+            mine = {
+                r["metric"]: float(r["mean"])
+                for r in rows
+                if r["method"] == method and r["row"] == rows[0]["row"]
+            }
+            levels = [v for m, v in mine.items() if m.startswith("level_acceptance_")]
+            assert levels and mine["accepted_length_no_bonus"] == pytest.approx(mine["accepted_length"] - 1)
+            assert sum(levels) >= mine["accepted_length_no_bonus"] - 1e-9  # equal unless a last step was cut
+    html = (run_dir / ".test" / "reports" / "report.html").read_text()
+    assert html.index('id="paper-limits"') < html.index('id="tables"') and 'id="robustness-table"' in html

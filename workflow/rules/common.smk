@@ -85,6 +85,16 @@ def monte_carlo_nodes(wildcards):
     return sum(i * len(runs) // total == where for i in range(total))
 
 
+def variant_nodes(wildcards):
+    """Audited resispec nodes of this run computed under every variant (audit.variant_tables' runs)."""
+    runs = {
+        job.run
+        for table in config["audit"]["variant_tables"]
+        for job in TABLE_JOBS.get(table, [])
+    }
+    return config["audit"]["variant_nodes"] if wildcards.run in runs else 0
+
+
 def timed_threads():
     """A timed job takes every core this Snakemake may use locally, so that no other job of the workflow
     runs beside it; under a cluster executor (each job has its own node share; `--jobs` is no core

@@ -1,7 +1,9 @@
 # Stage 4: exactness audit of every run's audit pass: per sampled node, the exact output law of the
 # verifier (resispec.verify) against the target, KL and TV with scipy, acceptance against alpha*, on
 # the lumped top-token vocabulary and, for the nodes with full rows, on the full vocabulary (with a
-# Monte Carlo cross-check of the real sampler on the runs of audit.monte_carlo_tables).
+# Monte Carlo cross-check of the real sampler on the runs of audit.monte_carlo_tables); on the runs of
+# audit.variant_tables, audit.variant_nodes resispec nodes also get the law of every (budget, order)
+# variant of our reading of Algorithm 1 (results/exactness_variants/{run}.csv).
 
 
 rule exactness:
@@ -9,6 +11,7 @@ rule exactness:
         audit=PATHS.audit(),
     output:
         nodes=PATHS.exactness(),
+        variants=PATHS.exactness_variants(),
     log:
         PATHS.log("exactness", "{run}"),
     conda:
@@ -18,5 +21,6 @@ rule exactness:
         job=run_json,
         settings=settings_json("exactness"),
         monte_carlo_nodes=monte_carlo_nodes,
+        variant_nodes=variant_nodes,
     script:
         "../scripts/exactness.py"

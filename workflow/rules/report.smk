@@ -17,7 +17,9 @@ rule environment:
 rule report:
     input:
         tables=expand(PATHS.table(), table=TABLES),
+        paper_limits=PATHS.table("paper_limits"),
         nodes=[PATHS.exactness(run) for run in RUNS],
+        variants=[PATHS.exactness_variants(run) for run in RUNS],
         environment=f"{PATHS.results}/environment.json",
         models=used_models(),
         notebook=f"{PATHS.reports}/results.ipynb",

@@ -130,6 +130,22 @@ def prompt_metrics(record: dict) -> dict[str, float]:
         zip(record["depth_tried"], record["depth_accepted"], strict=True), 1
     ):
         values[f"depth_acceptance_{d}"] = accepted / tried if tried else float("nan")
+    values.update(level_metrics(record))
+    return values
+
+
+def level_metrics(record: dict) -> dict[str, float]:
+    """Accepted length without the bonus token (``accepted_length_no_bonus``: accepted drafted tokens
+    per step; ``accepted_length`` counts the residual or bonus token too) and ``level_acceptance_{d}``,
+    the share of steps that accept drafted level d (unconditional, unlike ``depth_acceptance_{d}``,
+    which is conditional on level d being verified). Their sum over d equals ``accepted_length_no_bonus``
+    unless the last step was cut at EOS or max_new_tokens (the shares count the verifier's decisions)."""
+    lengths = record["accepted_lengths"]
+    if not lengths:
+        return {}
+    values = {"accepted_length_no_bonus": float(np.mean(lengths)) - 1.0}
+    for d, accepted in enumerate(record["depth_accepted"], 1):
+        values[f"level_acceptance_{d}"] = accepted / len(lengths)
     return values
 
 

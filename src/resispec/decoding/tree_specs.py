@@ -1,7 +1,8 @@
-"""Tree specs used by the experiment sheets, beyond `trees.parse`: kNdD (N independent chains of D
-levels under the root), sequoiaNxD (Sequoia's DP tree from the pair's measured acceptance), auto /
-auto-<method> (the hardware-aware tree of `resispec.decoding.auto_tree`) and eagle (EAGLE-1's default
-26-node path list)."""
+"""Tree specs used by the experiment sheets, beyond `trees.parse`: kNdD (N independent chains sharing
+the root, D levels counting the root as `dXbY` does: D - 1 candidate levels), kNcL (the other reading
+of a chain's depth: N chains of L candidate levels under the root, the same tree as kNd(L+1)),
+sequoiaNxD (Sequoia's DP tree from the pair's measured acceptance), auto / auto-<method> (the
+hardware-aware tree of `resispec.decoding.auto_tree`) and eagle (EAGLE-1's default 26-node path list)."""
 
 from __future__ import annotations
 
@@ -19,12 +20,13 @@ EAGLE_PATHS = (
 )  # fmt: skip
 
 
-def chains(num_chains: int, levels: int) -> trees.Tree:
-    """`num_chains` independent chains of `levels` levels (root included) sharing the root."""
+def chains(num_chains: int, levels: int, name: str | None = None) -> trees.Tree:
+    """`num_chains` independent chains sharing the root, `levels` levels counting the root (as in dXbY:
+    `levels - 1` drafted tokens per chain, at most `levels` tokens committed per step)."""
     if num_chains < 1 or levels < 2:
         raise ValueError(f"kNdD needs N >= 1 and D >= 2, got N={num_chains}, D={levels}")
     paths = [(c,) + (0,) * extra for c in range(num_chains) for extra in range(levels - 1)]
-    return trees.from_paths(sorted(paths, key=len), name=f"k{num_chains}d{levels}")
+    return trees.from_paths(sorted(paths, key=len), name=name or f"k{num_chains}d{levels}")
 
 
 AUTO = re.compile(r"auto(?:-([a-z_]+))?")  # "auto" (for specinfer) or "auto-<method>"
@@ -50,6 +52,8 @@ def resolve(spec: str, acceptance: Sequence[float] | None = None, *, profile=Non
     text = spec.strip().lower()
     if m := re.fullmatch(r"k(\d+)d(\d+)", text):
         return chains(int(m.group(1)), int(m.group(2)))
+    if m := re.fullmatch(r"k(\d+)c(\d+)", text):  # L candidate levels under the root: kNd(L+1)
+        return chains(int(m.group(1)), int(m.group(2)) + 1, name=text)
     if m := SEQUOIA.fullmatch(text):
         if profile is not None:
             acceptance = profile.rows(temperature, "sequoia")

@@ -22,6 +22,9 @@ from resispec.report.findings import findings as _findings
 from resispec.report.glance import glance_html, glance_latex
 from resispec.report.models_table import model_rows, models_html
 from resispec.report.paper import load_paper_values, load_raw, table_info
+from resispec.report.paper_limits import paper_limits_frame
+from resispec.report.paper_limits_section import section_html, section_latex
+from resispec.report.robustness import read_variants, robustness_html, robustness_latex
 from resispec.report.tables import table_texts, write_tables
 from resispec.report.tidy import load_tables, models, read_nodes
 
@@ -59,6 +62,7 @@ def _inputs(tables_dir, audit, config: dict, paper_values) -> dict:
         "nodes": read_nodes(audit),
         "comparison": comparison,
         "info": table_info(paper_values),
+        "limits": paper_limits_frame(tables_dir, paper, tables),
     }
 
 
@@ -99,12 +103,14 @@ def _tables_and_figures(data: dict, out_dir: Path, figures_dir, redraw: bool) ->
 
 def build_report(
     tables_dir, figures_dir, out_dir, *, config: dict, audit=None, environment: dict | None = None,
-    pdf: bool = True, paper_values=None, redraw: bool = True, model_info=None,
+    pdf: bool = True, paper_values=None, redraw: bool = True, model_info=None, variants=None,
 ) -> dict[str, Path | str | None]:  # fmt: skip
     """Build ``report.html`` (and ``report.pdf``, ``comparison.csv``) in ``out_dir`` from the tidy tables.
 
     ``audit``: per-node audit rows: a CSV, a folder of CSVs (``results/exactness/``), a list of either, or
-    None. ``environment``: hardware and versions recorded by the run; None collects them here.
+    None. ``variants``: every (budget, order) variant of resispec on audited nodes
+    (``results/exactness_variants/``: a CSV, a folder or a list), for the robustness table; None: none.
+    ``environment``: hardware and versions recorded by the run; None collects them here.
     ``config['report']['reasons']`` maps 'table', 'table/method', 'table/host' or 'table/method/metric'
     to why those cells were not run; ``config['report']['tree_aliases']`` maps a paper tree to the tree
     our run used instead (e.g. ``{d5b3: d3b3}`` in a scaled-down test run). ``redraw=True`` draws the
@@ -112,7 +118,7 @@ def build_report(
     the figures a figures stage already wrote there and writes no table files. Returns paths of
     ``html``, ``comparison``, ``pdf`` (None when skipped) and ``pdf_message``.
     """
-    data = _inputs(tables_dir, audit, config, paper_values)
+    data = {**_inputs(tables_dir, audit, config, paper_values), "variants": read_variants(variants)}
     tables, nodes, comparison, info = data["tables"], data["nodes"], data["comparison"], data["info"]
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -131,20 +137,26 @@ def build_report(
         environment_note=note, our_models=our_models, paper_source=load_raw(paper_values).get("source", ""),
         glance=glance_html(comparison),
     )  # fmt: skip
-    context["models_table"] = models_html(model_rows(model_info))
+    context.update(_sections(data, model_info))
     html_path = out_dir / "report.html"
     html_path.write_text(_html.render_html(context), encoding="utf-8")
-    result = {
-        "html": html_path,
-        "comparison": out_dir / "comparison.csv",
-        "pdf": None,
-        "pdf_message": "pdf=False",
-    }
+    result = {"html": html_path, "comparison": out_dir / "comparison.csv", "pdf": None}
+    result["pdf_message"] = "pdf=False"
     if pdf:
+        limits = section_latex(data["limits"]) + robustness_latex(data["variants"])
         tex = _latex.write_latex(out_dir / "latex", texts, figure_paths, found, our_models,
-                                 glance=glance_latex(comparison))  # fmt: skip
+                                 glance=glance_latex(comparison), paper_limits=limits)  # fmt: skip
         result["pdf"], result["pdf_message"] = _compile_pdf(tex, out_dir)
     return result
+
+
+def _sections(data: dict, model_info) -> dict[str, str]:
+    """HTML blocks beside the tables: models, the paper's numbers against the exact limit, robustness."""
+    return {
+        "models_table": models_html(model_rows(model_info)),
+        "paper_limits": section_html(data["limits"]),
+        "variants_table": robustness_html(data["variants"]),
+    }
 
 
 def _compile_pdf(tex: Path, out_dir: Path) -> tuple[Path | None, str]:

@@ -44,14 +44,21 @@ def _latex_item(item) -> str:
 
 
 def document(
-    tables: dict[str, dict], figures: dict[str, dict], findings: dict, models: str, glance: str = ""
+    tables: dict[str, dict],
+    figures: dict[str, dict],
+    findings: dict,
+    models: str,
+    glance: str = "",
+    paper_limits: str = "",
 ) -> str:
-    """The LaTeX source: the at-a-glance block, findings, one longtable per paper table, every figure."""
+    """The LaTeX source: the at-a-glance block, findings, the paper's numbers against the exact limit,
+    one longtable per paper table, every figure."""
     parts = [PREAMBLE, f"Our models: {latex_escape(models)}.\n\n", glance, "\\section*{Findings}\n"]
     for heading, items in findings.items():
         parts.append(f"\\subsection*{{{latex_escape(heading)}}}\n\\begin{{itemize}}\n")
         parts.extend(_latex_item(item) for item in items)
         parts.append("\\end{itemize}\n")
+    parts.append(paper_limits)
     parts.append("\\section*{Paper tables: paper vs ours}\n")
     parts.extend(f"\\input{{{name}.tex}}\n" for name in sorted(tables))
     parts.append("\\section*{Figures}\n")
@@ -68,6 +75,7 @@ def write_latex(
     models: str,
     *,
     glance: str = "",
+    paper_limits: str = "",
 ) -> Path:
     """Write ``report.tex`` with its inputs (table .tex files, figure PDFs) into ``latex_dir``."""
     latex_dir = Path(latex_dir)
@@ -77,7 +85,7 @@ def write_latex(
     for paths in figures.values():
         shutil.copyfile(paths["pdf"], latex_dir / Path(paths["pdf"]).name)
     tex = latex_dir / "report.tex"
-    tex.write_text(document(tables, figures, findings, models, glance))
+    tex.write_text(document(tables, figures, findings, models, glance, paper_limits))
     return tex
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import torch
 
-from .bound import alpha_star
+from .bound import alpha_star, alpha_star_upper_from_beta
 from .checks import as_float64, check_num_candidates, check_pair
 from .greedy import deterministic_law, greedy_law, top_candidates
 from .histories import check_exact
@@ -52,6 +52,7 @@ __all__ = [
     "acceptance_bound",
     "acceptance_rate",
     "alpha_star",
+    "alpha_star_upper_from_beta",
     "alpha_star_wor",
     "estimate",
     "evaluate",

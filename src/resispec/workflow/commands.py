@@ -27,6 +27,7 @@ COMMANDS = {
     "bench": "resispec.workflow.steps.bench",
     "rehearsal-cache": "resispec.workflow.steps.rehearsal_cache",
     "prompt-count": "resispec.workflow.steps.prompt_count",
+    "paper-limits": "resispec.workflow.steps.paper_limits",
 }
 
 

@@ -32,6 +32,10 @@ class WorkflowPaths:
     def exactness(self, run: str = "{run}") -> str:
         return f"{self.results}/exactness/{run}.csv"
 
+    def exactness_variants(self, run: str = "{run}") -> str:
+        """Every (budget, order) variant of resispec on a run's audited nodes (audit/variants.py)."""
+        return f"{self.results}/exactness_variants/{run}.csv"
+
     def table(self, table: str = "{table}") -> str:
         return f"{self.results}/tables/{table}.csv"
 

@@ -33,6 +33,11 @@ def add_arguments(parser) -> None:
         "--monte-carlo-nodes", dest="monte_carlo_nodes", type=nonnegative_int, default=0,
         help="full-vocabulary resispec nodes cross-checked by Monte Carlo (audit.monte_carlo_draws each)",
     )  # fmt: skip
+    parser.add_argument("--variants", help="output CSV: every (budget, order) variant of resispec per node")
+    parser.add_argument(
+        "--variant-nodes", dest="variant_nodes", type=int, default=0,
+        help="audited resispec nodes (spread over the run) whose law is computed for every variant",
+    )  # fmt: skip
     add_settings(parser)
 
 
@@ -85,18 +90,31 @@ def run(args) -> int:
     rows += full_rows(nodes, job, args.settings, args.monte_carlo_nodes)
     write_rows(args.nodes, rows)
     log.info("wrote %d node rows to %s", len(rows), args.nodes)
+    if args.variants:
+        write_variants(args.variants, nodes, args.variant_nodes, audit.get("max_histories", 20000))
     return 0
+
+
+def write_variants(path: str, nodes: list[dict], wanted: int, max_histories: int) -> None:
+    from resispec.audit.variants import COLUMNS as VARIANT_COLUMNS
+    from resispec.audit.variants import VARIANTS, variant_rows
+
+    start = time.monotonic()
+    rows = variant_rows(nodes, wanted, max_histories=max_histories)
+    write_rows(path, rows, VARIANT_COLUMNS)
+    log.info("variants: %d nodes x %d (budget, order) variants of resispec in %.0f s -> %s",
+             len(rows) // len(VARIANTS), len(VARIANTS), time.monotonic() - start, path)  # fmt: skip
 
 
 def _keys(job: dict) -> dict:
     return {key: job[key] for key in ("dataset", "temperature", "tree")}
 
 
-def write_rows(path: str, rows: list[dict]) -> None:
+def write_rows(path: str, rows: list[dict], columns=COLUMNS) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(path).with_name(Path(path).name + ".tmp")
     with open(tmp, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS, extrasaction="ignore")
+        writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
     tmp.replace(path)

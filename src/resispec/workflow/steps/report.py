@@ -15,11 +15,20 @@ log = logging.getLogger(__name__)
 
 def add_arguments(parser) -> None:
     add_table_inputs(parser)
+    parser.add_argument(
+        "--variants", nargs="*", type=existing_file, default=[], help="every resispec variant per node (CSVs)"
+    )
     parser.add_argument("--environment", type=existing_file, help="environment.json recorded by the run")
     parser.add_argument(
         "--models", nargs="*", type=existing_file, default=[], help="READY.json of every prepared model"
     )
     parser.add_argument("--notebook", help="the executed notebook (dependency only)")
+    parser.add_argument(
+        "--paper-limits",
+        dest="paper_limits",
+        type=existing_file,
+        help="paper_limits.csv (read from the tables' folder)",
+    )
     parser.add_argument("--html", required=True, help="output report.html")
     parser.add_argument("--figures", required=True, help="output folder of figures")
     parser.add_argument("--latex-tables", dest="latex_tables", help="output folder of LaTeX/HTML tables")
@@ -40,6 +49,7 @@ def run(args) -> int:
         audit=list(args.nodes) or None,
         environment=environment,
         model_info=args.models,
+        variants=list(args.variants) or None,
     )
     if Path(result["html"]).resolve() != Path(args.html).resolve():
         Path(result["html"]).replace(args.html)
