@@ -7,6 +7,7 @@ from functools import lru_cache
 
 import torch
 
+from resispec.decoding.static_cache import FixedMask
 from resispec.decoding.tree_attention import PrefixMask
 from resispec.decoding.trees import Tree
 
@@ -32,7 +33,27 @@ class TreeLayout:
         self.branch_per_level = [max(counts[n] for n in level) for level in tree.levels()]
         self.forwarded = self.level_bounds[-1][0] if tree.depth > 1 else 1
         self.children_index = [None] + [self._children_index(tree, d) for d in range(1, tree.depth)]
+        width = max(tree.max_branch, 1)
+        table = [list(kids) + [-1] * (width - len(kids)) for kids in tree.children]
+        self.child_table = torch.tensor(table, dtype=torch.long, device=device)  # [N, max_branch], -1 pad
+        self.sibling = torch.tensor(tree.sibling_index, dtype=torch.long, device=device)  # [N]
         self._masks: dict[tuple[int, torch.dtype], PrefixMask] = {}
+        self._fixed: dict[tuple[int, torch.dtype, int], FixedMask] = {}
+
+    def fixed_mask(self, level: int | None, dtype: torch.dtype, capacity: int) -> FixedMask:
+        """The (cached) fixed-width mask of a forward over a static cache of ``capacity`` slots: over every
+        node (``level=None``, the target: tree keys are the N nodes) or over level ``level``'s nodes (the
+        drafters: tree keys are the forwarded nodes 1..F-1, the root being the prefix's last token)."""
+        key = (-1 if level is None else level, dtype, capacity)
+        if key not in self._fixed:
+            if level is None:
+                part = self.ancestors
+            else:
+                part = self.ancestors[
+                    self.level_bounds[level][0] : self.level_bounds[level][1], 1 : self.forwarded
+                ]
+            self._fixed[key] = FixedMask(part, capacity, dtype)
+        return self._fixed[key]
 
     def mask(self, level: int | None, dtype: torch.dtype) -> PrefixMask:
         """The (cached) attention mask of a forward over level ``level``'s nodes on top of the prefix
