@@ -93,7 +93,7 @@ def walk_path(layout: TreeLayout, draft: DraftTree, target, method, options, gen
         kids, candidates, valid = _children(layout, draft, node, k)
         draft_row = draft.draft_probs.index_select(0, node) if k else target_row
         out = verify_rows(method, target_row, draft_row, candidates, valid, generator, options=options,
-                          tick=timer.shaping)  # fmt: skip
+                          tick=timer.shaping, per_node_optimal=True)  # fmt: skip
         accepted = alive & (out.accepted_index >= 0)
         stop = alive & ~accepted
         final_token = torch.where(stop, out.token, final_token)

@@ -27,7 +27,7 @@ from collections.abc import Callable
 import torch
 
 from . import resispec as resispec_steps
-from .batched_optimal import verify_optimal_rows
+from .batched_optimal import verify_optimal_per_node, verify_optimal_rows
 from .rows import BatchOutcome, draw_rows
 from .sequential import DEFAULT_BINS, plan_step, ratio_bins
 from .without_replacement import normalise, sequoia_accepted, sequoia_next_residual
@@ -196,12 +196,14 @@ def verify_rows(
     *,
     options: dict | None = None,
     tick: Callable[[str], None] | None = None,
+    per_node_optimal: bool = False,
 ) -> BatchOutcome:
     """Verify B nodes at once without host synchronisation; see the module docstring.
 
     target_probs, draft_probs: [B, V] (float32 or float64; ``optimal`` plans in float64); candidates:
     long [B, k]; valid: bool [B, k]; ``options``: the method's options (ers iterations / damping / tol /
-    bins, resispec budget / order).
+    bins, resispec budget / order). ``per_node_optimal``: plan ``optimal`` row by row with the per-node
+    planner (host reads; cheaper on a CPU for a single row) instead of the batched fixed-shape plan.
     """
     options = dict(options or {})
     tick = (tick or _no_tick) if method in SHAPING_METHODS else _no_tick
@@ -210,6 +212,8 @@ def verify_rows(
     if method == "greedy":
         return _greedy(target_probs, candidates, valid)
     if method == "optimal":
+        if per_node_optimal:
+            return verify_optimal_per_node(target_probs, draft_probs, candidates, valid, generator)
         return verify_optimal_rows(target_probs, draft_probs, candidates, valid, generator, tick)
     target, draft = _working(target_probs, draft_probs)
     probs, residual = _chain(method, target, draft, candidates, valid, options, tick)  # [B, k], [B, V]
