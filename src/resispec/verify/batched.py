@@ -32,7 +32,15 @@ from .rows import BatchOutcome, draw_rows
 from .sequential import DEFAULT_BINS, plan_step, ratio_bins
 from .without_replacement import normalise, sequoia_accepted, sequoia_next_residual
 
-__all__ = ["BatchOutcome", "verify_rows", "outcome_law", "draw_rows", "plan_ers_rows", "BATCHED_METHODS"]
+__all__ = [
+    "BatchOutcome",
+    "verify_rows",
+    "acceptance_chain",
+    "outcome_law",
+    "draw_rows",
+    "plan_ers_rows",
+    "BATCHED_METHODS",
+]
 
 BATCHED_METHODS = ("specinfer", "ers", "sequoia", "deterministic", "resispec", "greedy", "optimal")
 ERS_OPTIONS = ("iterations", "damping", "tol", "bins")
@@ -250,13 +258,21 @@ def _chain(method, target, draft, candidates, valid, options, tick):
     return torch.stack(probs, dim=-1) * valid, residual
 
 
+def acceptance_chain(method, target_probs, draft_probs, candidates, valid, *, options=None):
+    """The chain ``verify_rows`` samples from (sequential methods): the probability [B, k] that candidate
+    i is accepted given that the earlier ones were rejected, and the residual measure [B, V] after all
+    valid candidates are rejected."""
+    if method in ("greedy", "optimal") or method not in BATCHED_METHODS:
+        raise ValueError(f"the acceptance chain covers the sequential methods, not {method!r}")
+    target, draft = _working(target_probs, draft_probs)
+    return _chain(method, target, draft, candidates, valid, dict(options or {}), _no_tick)
+
+
 def outcome_law(method, target_probs, draft_probs, candidates, valid, *, options=None):
     """Exact law [B, V] of the token ``verify_rows`` emits given each row's candidates, and the
     probability [B] that a candidate is accepted (sequential methods: the sampler's own chain)."""
-    if method in ("greedy", "optimal") or method not in BATCHED_METHODS:
-        raise ValueError(f"outcome_law covers the sequential methods, not {method!r}")
-    target, draft = _working(target_probs, draft_probs)
-    probs, residual = _chain(method, target, draft, candidates, valid, dict(options or {}), _no_tick)
+    probs, residual = acceptance_chain(method, target_probs, draft_probs, candidates, valid, options=options)
+    target = target_probs.to(residual.dtype)
     reach = torch.cumprod(torch.cat([torch.ones_like(probs[:, :1]), 1 - probs], dim=-1), dim=-1)  # [B, k + 1]
     emitted = reach[:, :-1] * probs  # [B, k]: P(candidate i is the accepted one)
     law = torch.zeros_like(target).scatter_add_(-1, candidates, emitted)
