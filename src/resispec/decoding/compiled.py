@@ -38,7 +38,7 @@ VERIFY_MODES = ("auto", "tree", "path")
 # CUDA: CUDA graphs, since a tree step's dozens of small kernels are launch-bound.
 AUTO_COMPILE = {"cuda": "reduce-overhead"}
 AUTO_VERIFY = {"cuda": "tree"}
-CAPACITY_QUANTUM = 256  # static caches are sized in multiples of this, so later prompts reuse them
+CAPACITY_QUANTUM = 64  # static caches are sized in multiples of this, so later prompts reuse them
 
 _STATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
