@@ -53,6 +53,10 @@ def _args(argv):
     parser.add_argument("--repeats", type=int, default=1, help="round-robin passes over the prompts")
     parser.add_argument("--no-hf", action="store_true", help="skip HF assisted generation")
     parser.add_argument("--json", default=None, help="also write the rows to this JSON file")
+    parser.add_argument(
+        "--compile", default=None, help="engine compile_mode (none, default, reduce-overhead, ...)"
+    )
+    parser.add_argument("--verify-mode", default=None, help="engine verify_mode (tree or path)")
     return parser.parse_args(argv)
 
 
@@ -103,7 +107,8 @@ def _time(config, target, draft, drafter, ids, args, seed) -> runs.Timed:
     system, _, method, tree = config
     common = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "seed": seed}
     if system == "engine":
-        return runs.engine_generate(target, drafter, ids, method=method, tree=tree, **common)
+        return runs.engine_generate(target, drafter, ids, method=method, tree=tree, **common,
+                                    compile_mode=args.compile, verify_mode=args.verify_mode)  # fmt: skip
     return runs.hf_generate(target, ids, assistant=draft if system == "hf_assisted" else None, **common)
 
 

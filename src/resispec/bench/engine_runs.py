@@ -79,13 +79,15 @@ def hf_generate(target, ids, *, max_new_tokens: int, temperature: float, seed: i
 
 
 def engine_generate(target, drafter, ids, *, method: str, tree, max_new_tokens: int, temperature: float,
-                    seed: int) -> Timed:  # fmt: skip
-    """The tree engine on one prompt, with the same seed per prompt as every other system."""
+                    seed: int, compile_mode=None, verify_mode=None) -> Timed:  # fmt: skip
+    """The tree engine on one prompt, with the same seed per prompt as every other system
+    (``compile_mode`` / ``verify_mode``: the engine's options, None = its default for the device)."""
     from resispec.decoding.engine import generate
 
     generator = torch.Generator(device=ids.device).manual_seed(seed)
     out = generate(target, drafter, ids, method=method, tree=tree, temperature=temperature,
-                   max_new_tokens=max_new_tokens, generator=generator)  # fmt: skip
+                   max_new_tokens=max_new_tokens, generator=generator, compile_mode=compile_mode,
+                   verify_mode=verify_mode)  # fmt: skip
     split = tuple(
         sum(getattr(s, f"time_{part}_s") for s in out.steps) for part in ("draft", "target", "verify")
     )

@@ -89,13 +89,28 @@ def static_cache(model, role: str, capacity: int, layers: int | None = None) -> 
     return cache
 
 
+RECOMPILE_LIMIT = 64  # graphs per forward function: one per tree level and pending length, per tree
+
+
+def _compile(fn, mode: str):
+    """``torch.compile`` with fixed shapes (a graph per shape; the engine's shapes are few)."""
+    import torch._dynamo
+
+    config = torch._dynamo.config
+    for name in ("recompile_limit", "cache_size_limit"):
+        if getattr(config, name, RECOMPILE_LIMIT) < RECOMPILE_LIMIT:
+            setattr(config, name, RECOMPILE_LIMIT)
+    return torch.compile(fn, mode=mode, dynamic=False, fullgraph=False)
+
+
 def maybe_compile(model, key: tuple, fn, mode: str):
-    """``fn`` itself for mode "none", else its ``torch.compile`` (kept per model and ``key``)."""
+    """``fn`` itself for mode "none", else its ``torch.compile`` (kept per model and ``key``). Inputs
+    must have fixed shapes and strides per key (the callers pass fresh or fixed buffers)."""
     if mode == "none":
         return fn
     state = _state(model)
     if ("compiled", key, mode) not in state:
-        compiled = torch.compile(fn, mode=mode, dynamic=False, fullgraph=False)
+        compiled = _compile(fn, mode)
 
         def call(*args):
             if torch.compiler.is_compiling():

@@ -113,7 +113,8 @@ class EagleDrafter(Drafter):
             self.cache.write, pending = positions[0], num_pairs - start
             mask = causal_mask(start, pending, self.cache.capacity, torch.bool, device)
             key = ("pending", pending) if pending <= tree.depth else None
-        root_features, root_logits = self._run(committed_ids[start + 1 :], features, positions, mask, key)
+        pending_ids = committed_ids[start + 1 :].clone()  # fresh strides for a compiled call
+        root_features, root_logits = self._run(pending_ids, features, positions, mask, key)
         if self.static:
             self.cache.length = num_pairs
         layout = tree_layout(tree, device)
