@@ -51,7 +51,7 @@ class TargetModel:
 
     def __post_init__(self) -> None:
         device = self.layout.depths.device
-        self.runner = None
+        self.runner, self._rows = None, None  # _rows [N, V]: logits projected by ``row``
         self.positions = torch.empty(self.layout.tree.num_nodes, dtype=torch.long, device=device)
         self._node_range = torch.arange(self.layout.tree.num_nodes, device=device)
 
@@ -110,6 +110,25 @@ class TargetModel:
             hidden = self.hidden if nodes is None else self.hidden.index_select(0, nodes)
             logits = self.head(hidden)
         return process_logits(logits, self.temperature)
+
+    def row(self, node: torch.Tensor, level: int) -> torch.Tensor:
+        """Target probabilities [1, V] of ``node`` (long [1], device), the node the level-by-level walk
+        stands on at ``level``: at the levels of ``layout.projections`` the node's row and its next levels'
+        rows are projected in one product (the walk's next node is among them) and kept for later levels."""
+        if self.head is None:
+            return process_logits(self.logits.index_select(0, node), self.temperature)
+        table = self.layout.projections.get(level)
+        if table is not None:
+            nodes = table.index_select(0, node)[0]  # [W]
+            logits = self.head(self.hidden.index_select(0, nodes))  # [W, V]
+            if (
+                self._rows is None
+                or self._rows.shape[-1] != logits.shape[-1]
+                or self._rows.dtype != logits.dtype
+            ):
+                self._rows = logits.new_empty(self.layout.tree.num_nodes, logits.shape[-1])
+            self._rows.index_copy_(0, nodes, logits)
+        return process_logits(self._rows.index_select(0, node), self.temperature)
 
     def keep_path(self, path: torch.Tensor, accepted: int) -> None:
         """Cut the cache to the committed prefix + root + the ``accepted`` first nodes of ``path`` (long

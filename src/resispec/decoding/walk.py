@@ -87,7 +87,7 @@ def walk_path(layout: TreeLayout, draft: DraftTree, target, method, options, gen
     final_token, final_k = torch.zeros_like(node), torch.zeros_like(node)
     decision = StepDecision(path, depth)
     for level in range(depth):
-        target_row = target.probs(node)  # [1, V]
+        target_row = target.row(node, level)  # [1, V]
         timer.lap("target")
         k = layout.branch_per_level[level] if level < depth - 1 else 0
         kids, candidates, valid = _children(layout, draft, node, k)
