@@ -54,9 +54,9 @@ def _prompt(input_ids: torch.Tensor, device: torch.device, max_new_tokens: int) 
 
 
 def _verifier(method: str, temperature: float, options: dict | None):
-    """The node sampler: inputs are checked at the API boundary (``generate``'s arguments); inside the
-    loop it sees probabilities the engine computed itself, so its per-call checks (0.6 ms a node on the
-    CPU) are off unless ``options`` ask for them (``{"validate": True}``)."""
+    """The method's sampler (its ``method``, ``draws``, ``options``; the engine verifies with the batched
+    ``verify.batched.verify_rows``): inside the loop the rows are probabilities the engine computed itself,
+    so their checks (host reads) are off unless ``options`` ask for them (``{"validate": True}``)."""
     from resispec.verify import get_verifier
 
     return get_verifier("greedy" if temperature == 0 else method, **{"validate": False, **(options or {})})
@@ -160,7 +160,8 @@ class _Loop:
         self.target.forward_tree(draft.tokens)
         self.timer.lap("target")
         return self.walk(self.layout, draft, self.target, self.verifier.method, self.verifier.options,
-                         self.generator, self.timer, audit=bool(self.audit_top))  # fmt: skip
+                         self.generator, self.timer, audit=bool(self.audit_top),
+                         validate=self.verifier.validate)  # fmt: skip
 
     def _commit(self, decision, result, length: int) -> None:
         accepted = len(result.accepted_nodes)

@@ -24,6 +24,7 @@ from resispec.decoding.drafters import DraftTree
 from resispec.decoding.layout import TreeLayout
 from resispec.decoding.records import audit_entry
 from resispec.verify.batched import verify_rows
+from resispec.verify.checks import check_pair
 
 __all__ = ["StepDecision", "WalkResult", "walk_tree", "walk_path", "counts"]
 
@@ -78,7 +79,14 @@ def _children(layout: TreeLayout, draft: DraftTree, nodes: torch.Tensor, k: int)
     return kids, draft.tokens[safe], (kids >= 0) & draft.valid[safe]
 
 
-def walk_path(layout: TreeLayout, draft: DraftTree, target, method, options, generator, timer, audit=False):
+def _checked(validate: bool, target_rows: torch.Tensor, draft_rows: torch.Tensor) -> None:
+    """``verifier_options={"validate": True}``: the rows' checks (host reads; off by default)."""
+    if validate:
+        check_pair(target_rows, draft_rows, batched=True)
+
+
+def walk_path(layout: TreeLayout, draft: DraftTree, target, method, options, generator, timer, audit=False,
+              validate=False):  # fmt: skip
     """Level-by-level walk: one projected target row and one verifier row per level."""
     depth, device = layout.tree.depth, draft.tokens.device
     node = torch.zeros(1, dtype=torch.long, device=device)
@@ -92,6 +100,7 @@ def walk_path(layout: TreeLayout, draft: DraftTree, target, method, options, gen
         k = layout.branch_per_level[level] if level < depth - 1 else 0
         kids, candidates, valid = _children(layout, draft, node, k)
         draft_row = draft.draft_probs.index_select(0, node) if k else target_row
+        _checked(validate, target_row, draft_row)
         out = verify_rows(method, target_row, draft_row, candidates, valid, generator, options=options,
                           tick=timer.shaping, per_node_optimal=True)  # fmt: skip
         accepted = alive & (out.accepted_index >= 0)
@@ -110,13 +119,15 @@ def walk_path(layout: TreeLayout, draft: DraftTree, target, method, options, gen
     return decision
 
 
-def walk_tree(layout: TreeLayout, draft: DraftTree, target, method, options, generator, timer, audit=False):
+def walk_tree(layout: TreeLayout, draft: DraftTree, target, method, options, generator, timer, audit=False,
+              validate=False):  # fmt: skip
     """Whole-tree walk: every node verified in one batched call, then the accepted children followed."""
     depth, device = layout.tree.depth, draft.tokens.device
     target_rows = target.probs(None)  # [N, V]
     timer.lap("target")
     forwarded = draft.draft_probs.shape[0]
     draft_rows = torch.cat([draft.draft_probs, target_rows[forwarded:]])  # leaves: rows unused (k = 0)
+    _checked(validate, target_rows, draft_rows)
     nodes = torch.arange(layout.tree.num_nodes, device=device)
     kids, candidates, valid = _children(layout, draft, nodes, layout.child_table.shape[1])
     out = verify_rows(method, target_rows, draft_rows, candidates, valid, generator, options=options,
