@@ -141,7 +141,18 @@ class TargetModel:
 
 def model_call(model, cache, head_usable: bool):
     """The eager tree forward: (input_ids [1, Q], position_ids [1, Q], mask) -> (hidden [Q, H], logits
-    [Q, V] or None). With a usable head only the decoder runs (the head projects rows on demand)."""
+    [Q, V] or None). With a usable head only the decoder runs (no vocabulary projection: the head projects
+    the rows the walk asks for)."""
+
+    decoder = model.get_decoder() if head_usable and hasattr(model, "get_decoder") else None
+    if decoder is not None:  # the decoder's last hidden state is the one the head check passed on
+
+        def decode(input_ids, position_ids, mask):
+            out = decoder(input_ids=input_ids, attention_mask=mask, position_ids=position_ids, cache=cache,
+                          use_cache=True)  # fmt: skip
+            return out.last_hidden_state[0], None
+
+        return decode
 
     def call(input_ids, position_ids, mask):
         out = model(
