@@ -115,6 +115,8 @@ def walk_path(layout: TreeLayout, draft: DraftTree, target, method, options, gen
         if audit:
             decision.levels.append((target_row[0], draft_row[0], candidates[0], valid[0]))
         timer.lap("verify")
+        if method == "optimal" and not bool(alive):  # per-node plans read the host anyway: stop planning
+            break
     decision.payload = _outcome_tokens(layout, draft, path, final_token, final_k)
     return decision
 
