@@ -23,7 +23,7 @@ import torch
 from resispec.decoding.drafters import DraftTree
 from resispec.decoding.layout import TreeLayout
 from resispec.decoding.records import audit_entry
-from resispec.verify.batched import verify_rows
+from resispec.verify.batched import BatchOutcome, verify_rows
 from resispec.verify.checks import check_pair
 
 __all__ = ["StepDecision", "WalkResult", "walk_tree", "walk_path", "counts"]
@@ -127,13 +127,22 @@ def walk_tree(layout: TreeLayout, draft: DraftTree, target, method, options, gen
     depth, device = layout.tree.depth, draft.tokens.device
     target_rows = target.probs(None)  # [N, V]
     timer.lap("target")
-    forwarded = draft.draft_probs.shape[0]
+    forwarded = draft.draft_probs.shape[0]  # F: nodes above the last level (the rest are leaves)
     draft_rows = torch.cat([draft.draft_probs, target_rows[forwarded:]])  # leaves: rows unused (k = 0)
     _checked(validate, target_rows, draft_rows)
     nodes = torch.arange(layout.tree.num_nodes, device=device)
     kids, candidates, valid = _children(layout, draft, nodes, layout.child_table.shape[1])
-    out = verify_rows(method, target_rows, draft_rows, candidates, valid, generator, options=options,
-                      tick=timer.shaping)  # fmt: skip
+    inner = verify_rows(method, target_rows[:forwarded], draft.draft_probs, candidates[:forwarded],
+                        valid[:forwarded], generator, options=options, tick=timer.shaping)  # fmt: skip
+    leaves = verify_rows(
+        method,
+        target_rows[forwarded:],
+        target_rows[forwarded:],
+        candidates[forwarded:, :0],
+        valid[forwarded:, :0],
+        generator,
+    )  # bonus tokens
+    out = BatchOutcome(*(torch.cat(parts) for parts in zip(inner, leaves, strict=True)))
     node = torch.zeros(1, dtype=torch.long, device=device)
     alive = torch.ones(1, dtype=torch.bool, device=device)
     path = torch.full((depth - 1,), -1, dtype=torch.long, device=device)

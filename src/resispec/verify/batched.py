@@ -219,6 +219,11 @@ def verify_rows(
         raise ValueError(f"unknown verification method {method!r}; known: {list(BATCHED_METHODS)}")
     if method == "greedy":
         return _greedy(target_probs, candidates, valid)
+    if candidates.shape[1] == 0:  # leaves only: the bonus token from the target, whatever the method
+        rows, device = candidates.shape[0], target_probs.device
+        final = torch.rand(rows, generator=generator, device=device, dtype=torch.float64)
+        none = torch.full((rows,), -1, dtype=torch.long, device=device)
+        return BatchOutcome(none, draw_rows(target_probs, final, target_probs))
     if method == "optimal":
         if per_node_optimal:
             return verify_optimal_per_node(target_probs, draft_probs, candidates, valid, generator)
