@@ -51,15 +51,15 @@ def test_compile_is_passed_only_when_generate_accepts_it():
     def eager(target, draft, ids, *, method, tree, temperature, max_new_tokens, generator, eos_token_id): ...
 
     def compiled(target, draft, ids, *, method, tree, temperature, max_new_tokens, generator, eos_token_id,
-                 compile=None): ...  # fmt: skip
+                 compile_mode=None): ...  # fmt: skip
 
     common = {"method": "specinfer", "tree": "d5b3", "temperature": 1.0, "max_new_tokens": 4, "seed": 0,
               "device": torch.device("cpu"), "compile_mode": "reduce-overhead"}  # fmt: skip
-    assert "compile" not in engine_kwargs(eager, **common)
+    assert "compile_mode" not in engine_kwargs(eager, **common)
     kwargs = engine_kwargs(compiled, **common, stop_at_eos=False)
-    assert kwargs["compile"] == "reduce-overhead" and kwargs["eos_token_id"] == []
+    assert kwargs["compile_mode"] == "reduce-overhead" and kwargs["eos_token_id"] == []
     assert "eos_token_id" not in engine_kwargs(compiled, **common)  # the model's EOS ends a generation
-    assert "compile" not in engine_kwargs(compiled, **{**common, "compile_mode": None})
+    assert "compile_mode" not in engine_kwargs(compiled, **{**common, "compile_mode": None})
 
 
 def _result(device: str, scale: str, spec_steps, opt_steps, forward) -> dict:

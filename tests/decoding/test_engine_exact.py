@@ -53,6 +53,13 @@ DRAFTERS = ("model", "eagle")
 TEMPERATURES = (1.0, 0.6)
 TREES = ("complete", "sequoia", "eagle")
 SEQUOIA_ACCEPTANCE = (0.6, 0.25, 0.1)  # a measured-looking acceptance vector for Sequoia's DP
+TREE_WALK_CASES = [  # one case per exact method, drafters, temperatures and trees spread over them
+    ("specinfer", "eagle", 0.6, "eagle"),
+    ("sequoia", "model", 1.0, "sequoia"),
+    ("ers", "eagle", 1.0, "complete"),
+    ("optimal", "model", 1.0, "complete"),
+    ("optimal", "eagle", 0.6, "sequoia"),
+]
 RESISPEC_CASES = [("model", "complete"), ("eagle", "complete"), ("model", "eagle"), ("eagle", "sequoia")]
 
 
@@ -106,28 +113,33 @@ def power_at(cells: int, samples: int, tv: float) -> float:
     return float(ncx2.sf(chi2.isf(ALPHA, df), df, 4 * samples * tv**2))
 
 
-def sample_counts(models, method, drafter, temperature, tree, seed, samples=SAMPLES) -> torch.Tensor:
+def sample_counts(
+    models, method, drafter, temperature, tree, seed, samples=SAMPLES, **options
+) -> torch.Tensor:
     generator = torch.Generator().manual_seed(seed)
     counts = torch.zeros(VOCAB, VOCAB, VOCAB)
     draft, shape = make_drafter(drafter, models), make_tree(tree)
     for _ in range(samples):
         out = generate(
             models["target"], draft, PROMPT, method=method, tree=shape, temperature=temperature,
-            max_new_tokens=TOKENS, generator=generator, eos_token_id=[],
+            max_new_tokens=TOKENS, generator=generator, eos_token_id=[], **options,
         )  # fmt: skip
         counts[tuple(out.tokens.tolist())] += 1
     return counts
 
 
-def chi_square(models, method, drafter, temperature, tree, stage=1) -> tuple[float, int]:
+def chi_square(models, method, drafter, temperature, tree, stage=1, **options) -> tuple[float, int]:
     """(p-value, cells) of one case, from a seed fixed by the case and the stage; stage 2 (the
-    confirmation) draws CONFIRM_FACTOR x SAMPLES from an independent seed."""
+    confirmation) draws CONFIRM_FACTOR x SAMPLES from an independent seed. ``options`` go to generate."""
     key = f"{method}|{drafter}|{temperature}|{tree}" + ("|confirm" if stage == 2 else "")
+    key += "".join(f"|{name}={value}" for name, value in sorted(options.items()))
     seed = zlib.crc32(key.encode())
     law = _exact_law(models["target"], temperature)
     assert float(law.sum()) == pytest.approx(1.0, abs=1e-12)
     samples = SAMPLES * (CONFIRM_FACTOR if stage == 2 else 1)
-    obs, exp = pooled(sample_counts(models, method, drafter, temperature, tree, seed, samples), law)
+    obs, exp = pooled(
+        sample_counts(models, method, drafter, temperature, tree, seed, samples, **options), law
+    )
     return float(chisquare(obs.numpy(), exp.numpy()).pvalue), len(obs)
 
 
@@ -146,6 +158,18 @@ def test_exact_method_samples_the_target_law(models, method, drafter, temperatur
         confirm, cells = chi_square(models, method, drafter, temperature, tree, stage=2)
         print(f"{case}: confirmation p = {confirm:.3g} on {CONFIRM_FACTOR * SAMPLES} samples, {cells} cells")
         assert confirm > ALPHA, f"{method} inexact: p = {pvalue:.3g}, confirmed with p = {confirm:.3g}"
+
+
+@pytest.mark.parametrize(("method", "drafter", "temperature", "tree"), TREE_WALK_CASES)
+def test_the_whole_tree_walk_samples_the_target_law(models, method, drafter, temperature, tree):
+    """The CPU runs above use the level-by-level walk (``verify_mode="path"``); the whole-tree walk (the
+    CUDA default: every node verified in one batched call, ``optimal`` with its batched plan) on a case
+    per method."""
+    pvalue, cells = chi_square(models, method, drafter, temperature, tree, verify_mode="tree")
+    print(f"tree walk {method} {drafter} T={temperature} {tree}: p = {pvalue:.3g}, {cells} cells")
+    if pvalue <= ALPHA:
+        confirm, _ = chi_square(models, method, drafter, temperature, tree, stage=2, verify_mode="tree")
+        assert confirm > ALPHA, f"{method} (tree walk) inexact: p = {pvalue:.3g}, confirmed p = {confirm:.3g}"
 
 
 @pytest.mark.parametrize(("drafter", "tree"), RESISPEC_CASES)

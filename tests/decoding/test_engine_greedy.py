@@ -129,3 +129,14 @@ def test_single_token_prompt(target_model, draft_model):
         target_model, draft_model, prompt, tree="d4b2", temperature=0, max_new_tokens=12, eos_token_id=[]
     )
     assert torch.equal(out.tokens, ref)
+
+
+@pytest.mark.parametrize(
+    "tree", ["d4b2", trees.from_paths([[0], [1], [2], [0, 0], [0, 1], [1, 0], [0, 0, 0]])]
+)
+def test_whole_tree_walk_greedy_equals_hf_greedy(target_model, draft_model, tree):
+    """verify_mode="tree" (all nodes verified at once, the CUDA default) gives the same greedy tokens."""
+    ref = _reference(target_model, 24)
+    out = generate(target_model, draft_model, PROMPT, tree=tree, temperature=0, max_new_tokens=24,
+                   eos_token_id=[], verify_mode="tree")  # fmt: skip
+    assert torch.equal(out.tokens, ref)

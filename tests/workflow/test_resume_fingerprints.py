@@ -1,10 +1,11 @@
 """A resume file left by a killed decoding job is reused only by a job with the same inputs: kill a real
-`resispec decode` / `audit-decode` run, rerun it with another seed, method list, draft, prompts file or
-tree, and the published file equals a clean run's of the new configuration (timings aside), with a log
-line naming what changed."""
+`resispec decode` / `audit-decode` run (once per step; each case starts from a copy of its resume files),
+rerun it with another seed, method list, draft, prompts file or tree, and the published file equals a
+clean run's of the new configuration (timings aside), with a log line naming what changed."""
 
 import json
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -76,6 +77,24 @@ def kill_after_first_record(cmd: list[str], partial: Path) -> None:
     process.wait()
 
 
+@pytest.fixture(scope="module")
+def killed(root):
+    """One killed job of the BASE configuration per step (its resume files, copied by each case: they
+    name no path, so every case starts from the same stale state)."""
+    made = {}
+
+    def resume_files(step: str) -> list[Path]:
+        if step not in made:
+            kill_after_first_record(
+                command(root, step, f"killed-{step}", BASE), root / f"killed-{step}.jsonl.partial"
+            )
+            made[step] = sorted(root.glob(f"killed-{step}.*partial*"))
+            assert not (root / f"killed-{step}.jsonl").exists() and len(made[step]) >= 2, made[step]
+        return made[step]
+
+    return resume_files
+
+
 def published(root: Path, out: str, step: str) -> tuple[list[dict], list | None]:
     records = [strip_timing(json.loads(line)) for line in (root / f"{out}.jsonl").read_text().splitlines()]
     nodes = torch.load(root / f"{out}.pt", weights_only=True)["nodes"] if step == "audit-decode" else None
@@ -83,12 +102,13 @@ def published(root: Path, out: str, step: str) -> tuple[list[dict], list | None]
 
 
 @pytest.mark.parametrize(("step", "change", "named"), CHANGES)
-def test_stale_resume_file_is_discarded_naming_the_change(root, step, change, named):
+def test_stale_resume_file_is_discarded_naming_the_change(root, killed, step, change, named):
     name = step + re.sub(r"\W+", "-", json.dumps(change, sort_keys=True)).rstrip("-")
     new = {**BASE, **change}
     subprocess.run(command(root, step, f"clean-{name}", new), check=True, capture_output=True, timeout=600)
+    for stale in killed(step):  # killed-{step}.jsonl.partial (+ .fingerprint.json, the audit's partial)
+        shutil.copy(stale, root / stale.name.replace(f"killed-{step}.", f"killed-{name}.", 1))
     partial = root / f"killed-{name}.jsonl.partial"
-    kill_after_first_record(command(root, step, f"killed-{name}", BASE), partial)
     assert partial.exists() and not (root / f"killed-{name}.jsonl").exists()
     rerun = subprocess.run(
         command(root, step, f"killed-{name}", new), check=True, capture_output=True, text=True, timeout=600

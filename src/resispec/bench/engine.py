@@ -64,9 +64,16 @@ def _args(argv):
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (CPU)")
     parser.add_argument("--repeats", type=int, default=1, help="round-robin passes over the prompts")
     parser.add_argument("--no-hf", action="store_true", help="skip HF assisted generation")
-    parser.add_argument("--compile", default=None, metavar="MODE",
-                        help="passed to generate(compile=MODE) when the engine accepts it")  # fmt: skip
     parser.add_argument("--json", default=None, help="also write the rows to this JSON file")
+    parser.add_argument(
+        "--compile",
+        default=None,
+        metavar="MODE",
+        help="the engine's compile_mode (none, default, reduce-overhead, ...; default: chosen per device)",
+    )
+    parser.add_argument(
+        "--verify-mode", default=None, help="the engine's verify_mode (tree or path; default: per device)"
+    )
     return parser.parse_args(argv)
 
 
@@ -131,16 +138,9 @@ def _time(config, target, draft, drafter, ids, args, seed, prefill_s=0.0) -> run
     system, _, method, tree = config
     common = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "seed": seed}
     if system == "engine":
-        return runs.engine_generate(
-            target,
-            drafter,
-            ids,
-            method=method,
-            tree=tree,
-            prefill_s=prefill_s,
-            compile_mode=args.compile,
-            **common,
-        )
+        return runs.engine_generate(target, drafter, ids, method=method, tree=tree, prefill_s=prefill_s,
+                                    compile_mode=args.compile, verify_mode=args.verify_mode,
+                                    **common)  # fmt: skip
     return runs.hf_generate(target, ids, assistant=draft if system == "hf_assisted" else None, **common)
 
 
@@ -176,7 +176,9 @@ def run(argv=None) -> list[dict]:
     start, total = time.perf_counter(), args.repeats * len(prompts)
     for repeat in range(args.repeats):
         for p, ids in enumerate(prompts):
-            prefill = runs.engine_prefill(target, drafter, ids, args.compile)  # out of the overhead share
+            prefill = runs.engine_prefill(
+                target, drafter, ids, args.compile, args.verify_mode
+            )  # out of the overhead share
             order = [(p + repeat + i) % len(configs) for i in range(len(configs))]  # rotate the start
             for index in order:
                 timed[index][p].append(

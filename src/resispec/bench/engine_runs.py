@@ -82,13 +82,13 @@ def hf_generate(target, ids, *, max_new_tokens: int, temperature: float, seed: i
 
 
 def engine_kwargs(generate, *, method: str, tree, temperature: float, max_new_tokens: int, seed: int,
-                  device: torch.device, compile_mode: str | None,
+                  device: torch.device, compile_mode: str | None, verify_mode: str | None = None,
                   stop_at_eos: bool = True) -> dict:  # fmt: skip
     """Every keyword argument the benchmarks (``bench engine``, ``bench gpu``) pass to the engine's
     ``generate``: the ONE place to wire in its new options (a cache kind, ...) after a merge.
-    ``compile`` is passed only when this engine's ``generate`` accepts it (checked with
-    inspect.signature), so the benchmarks run on engines with and without it. ``stop_at_eos=False``:
-    fixed step counts (``eos_token_id=[]``)."""
+    ``compile_mode`` / ``verify_mode`` are passed only when given and when this engine's ``generate``
+    accepts them (checked with inspect.signature), so the benchmarks run on engines with and without
+    them. ``stop_at_eos=False``: fixed step counts (``eos_token_id=[]``)."""
     kwargs = {
         "method": method,
         "tree": tree,
@@ -98,40 +98,47 @@ def engine_kwargs(generate, *, method: str, tree, temperature: float, max_new_to
     }
     if not stop_at_eos:
         kwargs["eos_token_id"] = []
-    if compile_mode is not None and compile_supported(generate):
-        kwargs["compile"] = compile_mode
+    parameters = inspect.signature(generate).parameters
+    for key, value in (("compile_mode", compile_mode), ("verify_mode", verify_mode)):
+        if value is not None and key in parameters:
+            kwargs[key] = value
     return kwargs
 
 
 def compile_supported(generate=None) -> bool:
-    """Whether the engine's ``generate`` takes ``compile=`` (the engine's own, by default)."""
+    """Whether the engine's ``generate`` takes ``compile_mode=`` (the engine's own, by default)."""
     if generate is None:
         from resispec.decoding.engine import generate
-    return "compile" in inspect.signature(generate).parameters
+    return "compile_mode" in inspect.signature(generate).parameters
 
 
 def engine_generate(target, drafter, ids, *, method: str, tree, max_new_tokens: int, temperature: float,
-                    seed: int, prefill_s: float = 0.0, compile_mode: str | None = None) -> Timed:  # fmt: skip
+                    seed: int, prefill_s: float = 0.0, compile_mode: str | None = None,
+                    verify_mode: str | None = None) -> Timed:  # fmt: skip
     """The tree engine on one prompt, with the same seed per prompt as every other system; ``prefill_s``:
-    the prompt's prefill (``engine_prefill``), left out of the overhead sums."""
+    the prompt's prefill (``engine_prefill``), left out of the overhead sums; ``compile_mode`` /
+    ``verify_mode``: the engine's options (None = its default for the device)."""
     from resispec.bench.overhead import PARTS, overhead_sums, steady_steps
     from resispec.decoding.engine import generate
 
     kwargs = engine_kwargs(generate, method=method, tree=tree, temperature=temperature,
                            max_new_tokens=max_new_tokens, seed=seed, device=ids.device,
-                           compile_mode=compile_mode)  # fmt: skip
+                           compile_mode=compile_mode, verify_mode=verify_mode)  # fmt: skip
     out = generate(target, drafter, ids, **kwargs)
     split = tuple(sum(getattr(s, f"time_{part}_s", 0.0) for s in out.steps) for part in PARTS)
     overhead = overhead_sums(steady_steps(out, prefill_s))
     return Timed(len(out.tokens), out.wall_s, len(out.steps), split, overhead)
 
 
-def engine_prefill(target, drafter, ids, compile_mode: str | None = None) -> float:
+def engine_prefill(
+    target, drafter, ids, compile_mode: str | None = None, verify_mode: str | None = None
+) -> float:
     """Wall seconds of a 0-token generation of ``ids``: the prefill the engine's wall time includes."""
     from resispec.decoding.engine import generate
 
     kwargs = engine_kwargs(generate, method="specinfer", tree="d4b2", temperature=1.0, max_new_tokens=0,
-                           seed=0, device=ids.device, compile_mode=compile_mode)  # fmt: skip
+                           seed=0, device=ids.device, compile_mode=compile_mode,
+                           verify_mode=verify_mode)  # fmt: skip
     return generate(target, drafter, ids, **kwargs).wall_s
 
 

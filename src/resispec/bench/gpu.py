@@ -107,7 +107,7 @@ def _args(argv):
     parser.add_argument("--repeats", type=int, default=10, help="timed forwards per size")
     parser.add_argument("--warmup", type=int, default=3, help="untimed forwards per size")
     parser.add_argument("--compile", default=None, metavar="MODE",
-                        help="passed to generate(compile=MODE) when the engine accepts it")  # fmt: skip
+                        help="passed to generate(compile_mode=MODE) when the engine accepts it")  # fmt: skip
     parser.add_argument("--no-engine-check", action="store_true",
                         help="time the engine even when its greedy check fails")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)

@@ -14,6 +14,7 @@ import time
 import torch
 
 from resispec.decoding.drafters import process_logits
+from resispec.decoding.kv_cache import cache_kwargs
 from resispec.decoding.records import GenerateOutput, StepRecord
 from resispec.decoding.target import sync
 from resispec.decoding.tree_attention import model_device
@@ -69,9 +70,10 @@ def sample(
     eos, cache = eos_ids(target_model, eos_token_id), DynamicCache(config=target_model.config)
     start = time.perf_counter()
     step_input, tokens, steps = prompt[None], [], []
+    keyword = cache_kwargs(target_model, cache)
     while len(tokens) < max_new_tokens:
         t0 = time.perf_counter()
-        logits = target_model(input_ids=step_input, cache=cache, use_cache=True, logits_to_keep=1).logits
+        logits = target_model(input_ids=step_input, **keyword, use_cache=True, logits_to_keep=1).logits
         sync(device)
         t1 = time.perf_counter()
         token = _next_token(logits[0, -1], temperature, generator)

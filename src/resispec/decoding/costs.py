@@ -14,7 +14,6 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from resispec.decoding.kv_cache import crop_to
 from resispec.decoding.layout import tree_layout
 from resispec.decoding.target import new_target, sync
 from resispec.decoding.trees import Tree, chain, parse
@@ -85,15 +84,16 @@ def target_seconds(model, prefix: torch.Tensor, nodes: list[int], repeats: int) 
     """Median seconds of one verification forward (with the root's projection) over n tree nodes on top
     of ``prefix`` [P] (long, on the model's device), for each n of ``nodes``."""
     out = []
+    root = torch.zeros(1, dtype=torch.long, device=prefix.device)
     for n in nodes:
-        target = new_target(model, chain(n - 1), prefix.device, False, 1.0)
+        target = new_target(model, chain(n - 1), prefix.device, False, 1.0, capacity=len(prefix) + n)
         target.prefill(prefix)
         tokens = prefix[-n:] if n <= len(prefix) else prefix[-1:].repeat(n)  # [n]; values do not matter
 
         def forward(target=target, tokens=tokens):
-            probs, _ = target.verify_forward(tokens)
-            probs[0]  # the walk always needs the root's distribution  # noqa: B018
-            crop_to(target.cache, len(prefix) - 1)
+            target.forward_tree(tokens)
+            target.probs(root)  # the walk always needs the root's distribution
+            target.cache.crop(len(prefix) - 1)
 
         out.append(_median_seconds(forward, repeats, prefix.device))
     return out
@@ -108,6 +108,7 @@ def proposal_seconds(drafter, context: torch.Tensor, tree: Tree, *, draws: str, 
     prefix_len = len(context) - repeats - 2
     if prefix_len < 2:
         raise ValueError(f"context of {len(context)} tokens is too short for {repeats} repeats")
+    drafter.configure(capacity=len(context) + tree.num_nodes)
     drafter.reset()
     drafter.update(context[:prefix_len], (), None if features is None else features[: prefix_len - 1])
     generator = torch.Generator(device=context.device).manual_seed(0)

@@ -14,15 +14,18 @@ import torch
 
 from resispec.decoding.arguments import generate_arguments
 from resispec.decoding.autoregressive import eos_ids
-from resispec.decoding.drafters import Drafter, ModelDrafter
-from resispec.decoding.kv_cache import cache_length
+from resispec.decoding.compiled import compile_mode_for, verify_mode_for
+from resispec.decoding.drafters import AcceptedNodes, Drafter, ModelDrafter
+from resispec.decoding.phase_timer import PhaseTimer
 from resispec.decoding.records import GenerateOutput, StepRecord
 from resispec.decoding.target import new_target, sync
 from resispec.decoding.tree_attention import model_device
 from resispec.decoding.trees import Tree
-from resispec.decoding.walk import walk
+from resispec.decoding.walk import counts, walk_path, walk_tree
 
 __all__ = ["generate", "GenerateOutput", "StepRecord"]
+
+SHAPING_KEYS = ("budgeting", "redistribution", "proxy")
 
 
 def _as_drafter(draft) -> Drafter:
@@ -43,9 +46,9 @@ def _truncate(new: list[int], produced: int, max_new_tokens: int, eos: set[int])
 
 
 def _verifier(method: str, temperature: float, options: dict | None):
-    """The node sampler: inputs are checked at the API boundary (``generate``'s arguments); inside the
-    loop it sees probabilities the engine computed itself, so its per-call checks (0.6 ms a node on the
-    CPU) are off unless ``options`` ask for them (``{"validate": True}``)."""
+    """The method's sampler (its ``method``, ``draws``, ``options``; the engine verifies with the batched
+    ``verify.batched.verify_rows``): inside the loop the rows are probabilities the engine computed itself,
+    so their checks (host reads) are off unless ``options`` ask for them (``{"validate": True}``)."""
     from resispec.verify import get_verifier
 
     return get_verifier("greedy" if temperature == 0 else method, **{"validate": False, **(options or {})})
@@ -65,14 +68,17 @@ def generate(
     eos_token_id: int | list[int] | None = None,
     audit_top: int | None = None,
     verifier_options: dict | None = None,
+    compile_mode: str | None = None,
+    verify_mode: str | None = None,
 ) -> GenerateOutput:
     """Speculative tree decoding of one prompt.
 
     input_ids: long [L] or [1, L]. draft: a Hugging Face causal LM or a :class:`Drafter`. At
     ``temperature == 0`` the ``greedy`` verifier is used whatever ``method`` says; ``verifier_options``
-    go to ``get_verifier`` (``{"validate": True}`` re-enables its per-node input checks). ``eos_token_id``
-    defaults to the target's generation config; pass ``[]`` to disable EOS stopping. ``audit_top=N``
-    stores each verified node's (target, draft) distributions truncated to the top-N tokens.
+    go to ``get_verifier`` (the method's options, e.g. ers ``iterations``). ``eos_token_id`` defaults to
+    the target's generation config; pass ``[]`` to disable EOS stopping. ``audit_top=N`` stores each
+    verified node's (target, draft) distributions truncated to the top-N tokens. ``compile_mode`` and
+    ``verify_mode`` (None: chosen for the device) are described in ``resispec.decoding.compiled``.
     """
     device = model_device(target_model)
     prompt, tree, temperature, max_new_tokens = generate_arguments(
@@ -83,57 +89,87 @@ def generate(
         generator.seed()
     verifier = _verifier(method, temperature, verifier_options)
     drafter = _as_drafter(draft)
+    compile_mode, verify_mode = compile_mode_for(compile_mode, device), verify_mode_for(verify_mode, device)
+    capacity = len(prompt) + max_new_tokens + tree.num_nodes + 1  # the tree on top of the longest prefix
+    drafter.configure(capacity=capacity, compile_mode=compile_mode)
     drafter.reset()
-    target = new_target(target_model, tree, device, drafter.needs_target_features, temperature)
+    target = new_target(target_model, tree, device, drafter.needs_target_features, temperature,
+                        capacity=capacity, compile_mode=compile_mode)  # fmt: skip
     start = time.perf_counter()
     drafter.update(prompt, (), target.prefill(prompt))
-    committed, new_tokens, steps = prompt, [], []
-    eos = eos_ids(target_model, eos_token_id)
-    finished = max_new_tokens == 0
-    while not finished:
-        step, tokens = _step(target, drafter, verifier, committed, tree, temperature, generator, audit_top)
-        tokens, finished = _truncate(tokens, len(new_tokens), max_new_tokens, eos)
-        step.accepted_length = len(tokens)
-        new_tokens.extend(tokens)
-        committed = torch.cat([committed, torch.tensor(tokens, dtype=torch.long, device=device)])
-        steps.append(step)
+    loop = _Loop(target, drafter, verifier, tree, temperature, generator, audit_top, verify_mode)
+    steps = loop.run(prompt, max_new_tokens, eos_ids(target_model, eos_token_id))
     sync(device)
     wall = time.perf_counter() - start
-    return GenerateOutput(
-        torch.tensor(new_tokens, dtype=torch.long, device=device), steps, wall_s=wall, prompt_len=len(prompt)
-    )
+    loop.fill_times(steps)
+    new_tokens = loop.ids[len(prompt) : len(prompt) + sum(s.accepted_length for s in steps)].clone()
+    return GenerateOutput(new_tokens, steps, wall_s=wall, prompt_len=len(prompt))
 
 
-def _step(target, drafter, verifier, committed, tree, temperature, generator, audit_top):
-    """One draft / verify / commit step; returns its record and the step's tokens (untruncated):
-    the accepted tokens followed by the residual or bonus token."""
-    device = committed.device
-    t0 = time.perf_counter()
-    draft = drafter.propose(
-        committed, tree, draws=verifier.draws, temperature=temperature, generator=generator
-    )
-    sync(device)
-    t1 = time.perf_counter()
-    prefix_len = cache_length(target.cache)
-    target_probs, features = target.verify_forward(draft.tokens)  # lazily [N] x [V]
-    sync(device)
-    t2 = time.perf_counter()
-    result = walk(draft, target_probs, verifier, generator, audit_top)
-    path = result.accepted_nodes
-    tokens = [int(t) for t in draft.tokens[path].tolist()] + [result.final_token]
-    sync(device)
-    t_walk = time.perf_counter()
-    target.keep_path(path, prefix_len)
-    new_committed = torch.cat([committed, torch.tensor(tokens, dtype=torch.long, device=device)])
-    drafter.update(new_committed, path, None if features is None else features[[0, *path]])
-    sync(device)
-    t3 = time.perf_counter()
-    projection = target_probs.seconds  # lazy vocabulary projections done during the walk
-    shaping = sum(result.shaping_time_s.values())
-    record = StepRecord(
-        len(tokens), result.position_tried, result.position_accepted, result.depth_tried,
-        result.depth_accepted, time_draft_s=t1 - t0, time_target_s=t2 - t1 + projection,
-        time_verify_s=t_walk - t2 - projection - shaping, time_shaping_s=shaping, time_commit_s=t3 - t_walk,
+def _record(result, accepted_length: int) -> StepRecord:
+    """A step's record before its times are known."""
+    return StepRecord(
+        accepted_length, result.position_tried, result.position_accepted, result.depth_tried,
+        result.depth_accepted, audit=result.audit,
     )  # fmt: skip
-    record.audit, record.shaping_time_s = result.audit, result.shaping_time_s
-    return record, tokens
+
+
+class _Loop:
+    """The step loop: draft, target forward, walk on the device, one host copy of the step's decisions
+    (``StepDecision.payload``), then the commit (committed ids written on the device, both caches cut)."""
+
+    def __init__(self, target, drafter, verifier, tree, temperature, generator, audit_top, verify_mode):
+        self.target, self.drafter, self.verifier, self.tree = target, drafter, verifier, tree
+        self.temperature, self.generator, self.audit_top = temperature, generator, audit_top
+        self.walk = walk_tree if verify_mode == "tree" else walk_path
+        self.layout = target.layout
+        self.timer = PhaseTimer(target.layout.depths.device)
+        self.ids = torch.empty(target.cache.capacity, dtype=torch.long, device=target.layout.depths.device)
+
+    def run(self, prompt: torch.Tensor, max_new_tokens: int, eos: set[int]) -> list[StepRecord]:
+        self.ids[: len(prompt)] = prompt
+        length, produced, steps = len(prompt), 0, []
+        finished = max_new_tokens == 0
+        self.timer.restart()
+        while not finished:
+            decision = self._verify_step(length)
+            payload = decision.payload.tolist()  # the step's one blocking host-device synchronisation
+            result = counts(self.layout, payload, decision, self.audit_top)
+            tokens, finished = _truncate(result.tokens, produced, max_new_tokens, eos)
+            self.ids[length : length + len(tokens)] = decision.payload[: len(tokens)]
+            length, produced = length + len(tokens), produced + len(tokens)
+            if not finished:
+                self._commit(decision, result, length)
+            self.timer.lap("commit")
+            self.timer.end_step()
+            steps.append(_record(result, len(tokens)))
+        return steps
+
+    def _verify_step(self, length: int):
+        draft = self.drafter.propose(
+            self.ids[:length], self.tree, draws=self.verifier.draws, temperature=self.temperature,
+            generator=self.generator,
+        )  # fmt: skip
+        self.timer.lap("draft")
+        self.target.forward_tree(draft.tokens)
+        self.timer.lap("target")
+        return self.walk(self.layout, draft, self.target, self.verifier.method, self.verifier.options,
+                         self.generator, self.timer, audit=bool(self.audit_top),
+                         validate=self.verifier.validate)  # fmt: skip
+
+    def _commit(self, decision, result, length: int) -> None:
+        accepted = len(result.accepted_nodes)
+        self.target.keep_path(decision.path, accepted)
+        features = None
+        if self.drafter.needs_target_features:  # the root's and the accepted nodes' hidden states
+            rows = torch.cat([torch.zeros_like(decision.path[:1]), decision.path[:accepted]])
+            features = self.target.hidden.index_select(0, rows)
+        self.drafter.update(self.ids[:length], AcceptedNodes(result.accepted_nodes, decision.path), features)
+
+    def fill_times(self, steps: list[StepRecord]) -> None:
+        """Each step's phase times (read after the final synchronisation)."""
+        for step, times in zip(steps, self.timer.resolve(), strict=True):
+            step.time_draft_s, step.time_target_s = times.get("draft", 0.0), times.get("target", 0.0)
+            step.time_verify_s, step.time_commit_s = times.get("verify", 0.0), times.get("commit", 0.0)
+            step.shaping_time_s = {key: times.get(f"shaping:{key}", 0.0) for key in SHAPING_KEYS}
+            step.time_shaping_s = sum(step.shaping_time_s.values())

@@ -2,9 +2,30 @@
 
 from __future__ import annotations
 
+import inspect
+
 import torch
 
-__all__ = ["cache_length", "keep_positions", "crop_to"]
+__all__ = ["cache_length", "cache_kwargs", "keep_positions", "crop_to"]
+
+
+def cache_kwargs(model, cache) -> dict:
+    """The keyword that hands ``cache`` to ``model``'s forward: ``cache`` (transformers >= 5.24) or
+    ``past_key_values`` (5.0-5.23, e.g. the 5.17 of a GPU image), read from the forward's signature, so
+    that the engine runs on whatever release a machine has; a wrapper taking neither gets ``cache``."""
+    return {_cache_keyword(type(model)): cache}
+
+
+_KEYWORDS: dict[type, str] = {}
+
+
+def _cache_keyword(kind: type) -> str:
+    if kind not in _KEYWORDS:
+        parameters = inspect.signature(kind.forward).parameters
+        _KEYWORDS[kind] = (
+            "past_key_values" if "past_key_values" in parameters and "cache" not in parameters else "cache"
+        )
+    return _KEYWORDS[kind]
 
 
 def cache_length(cache) -> int:

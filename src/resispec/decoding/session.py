@@ -99,6 +99,7 @@ class DecodeSession:
         return generate(
             self.target_model, self.draft, input_ids, method=method, tree=self.tree, temperature=temperature,
             max_new_tokens=budget, generator=generator, audit_top=audit_top,
+            compile_mode=self.settings.get("compile", "auto"),
         )  # fmt: skip
 
     def record(self, method: str, prompt: dict, seed: int, output: GenerateOutput, pass_name: str) -> dict:

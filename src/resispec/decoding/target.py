@@ -1,138 +1,178 @@
-"""The target side of a verification step: its KV cache and one forward over the drafted tree.
+"""The target side of a verification step: its static KV cache and one forward over the drafted tree.
 
 Invariant between steps: the target's cache holds every committed token but the last one (the root of
-the next tree), so each step forwards exactly the tree's nodes.
+the next tree), so each step forwards exactly the tree's nodes, written at slots prefix..prefix+N-1 of
+a :class:`~resispec.decoding.static_cache.StaticKV` under a fixed-width tree mask; after verification
+the accepted nodes' slots are copied down behind the root (``keep_path``), in place.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
+from resispec.decoding.compiled import maybe_compile, static_cache
 from resispec.decoding.drafters import process_logits
-from resispec.decoding.kv_cache import cache_length, keep_positions
+from resispec.decoding.kv_cache import cache_kwargs
 from resispec.decoding.layout import TreeLayout, tree_layout
+from resispec.decoding.static_cache import StaticKV, causal_mask
 from resispec.decoding.tree_attention import model_dtype
 from resispec.decoding.trees import Tree
 
-# How closely output_embeddings(last hidden state) must reproduce the model's own logits for the lazy
+# How closely output_embeddings(last hidden state) must reproduce the model's own logits for the
 # per-node projection to be used: float32 matmul rounding, not a different head (e.g. a logit soft-cap).
 HEAD_TOLERANCE = {"atol": 1e-4, "rtol": 1e-3}
-# Rows projected together by the lazy head: on a CPU the product is memory-bound (the [V, H] head is read
-# once), so up to ~8 rows cost about one (measured here: bf16 1-8 rows ~11 ms, 16 rows ~16 ms)
-PROJECTION_ROWS = 8
 
 
 def sync(device: torch.device) -> None:
     """Wait for an accelerator's queued work (timings on a GPU); no-op on the CPU."""
-    if device.type != "cpu" and hasattr(torch, "accelerator"):
+    if torch.device(device).type != "cpu" and hasattr(torch, "accelerator"):
         torch.accelerator.synchronize(device)
-
-
-class NodeProbs:
-    """Target probabilities [V] per tree node, computed on first use.
-
-    With ``head`` (the model's output embedding, checked at prefill to reproduce its logits) only the
-    nodes the verification walk visits, and the few it may visit next, pay for the vocabulary
-    projection: a request for node n projects n and its first descendants in breadth-first order (at most
-    ``PROJECTION_ROWS`` rows) in one matrix product, since the walk's next node is one of n's children.
-    """
-
-    def __init__(self, temperature: float, layout: TreeLayout, logits=None, hidden=None, head=None) -> None:
-        self.temperature, self.layout = temperature, layout
-        self.logits, self.hidden, self.head = logits, hidden, head  # [N, V] or [N, H] + head
-        self._cache: dict[int, torch.Tensor] = {}
-        self.seconds = 0.0  # time spent projecting (counted as target time, not verification)
-
-    def __getitem__(self, node: int) -> torch.Tensor:
-        if node not in self._cache:
-            start = time.perf_counter()
-            if self.head is None:
-                self._cache[node] = process_logits(self.logits[node], self.temperature)  # [V]
-            else:
-                group = self._group(node)
-                probs = process_logits(self.head(self.hidden[group]), self.temperature)  # [G, V]
-                self._cache.update(zip(group, probs, strict=True))
-            sync(self._cache[node].device)
-            self.seconds += time.perf_counter() - start
-        return self._cache[node]
-
-    def _group(self, node: int) -> list[int]:
-        """``node`` and its not yet projected descendants, breadth first, at most PROJECTION_ROWS."""
-        children, group, frontier = self.layout.tree.children, [node], [node]
-        while frontier and len(group) < PROJECTION_ROWS:
-            frontier = [kid for parent in frontier for kid in children[parent] if kid not in self._cache]
-            group += frontier[: PROJECTION_ROWS - len(group)]
-        return group
 
 
 @dataclass
 class TargetModel:
-    """Target model with its KV cache; invariant: the cache holds all committed tokens but the last."""
+    """Target model with its static KV cache; invariant: the cache holds all committed tokens but the last.
+
+    ``compile_mode``: "none" or a ``torch.compile`` mode for the tree forward (``decoding.compiled``).
+    """
 
     model: torch.nn.Module
-    cache: object
-    layout: TreeLayout  # the tree's ancestor matrix [N, N] and depths [N] on the model's device
+    cache: StaticKV
+    layout: TreeLayout
     dtype: torch.dtype
     want_features: bool
     temperature: float
+    compile_mode: str = "none"
     head: torch.nn.Module | None = None
+    hidden: torch.Tensor | None = None  # [N, H] of the last tree forward
+    logits: torch.Tensor | None = None  # [N, V] of the last tree forward, when there is no usable head
+    positions: torch.Tensor = field(default=None)  # long [N] slots / positions of the tree's nodes
+
+    def __post_init__(self) -> None:
+        device = self.layout.depths.device
+        self.runner, self._rows = None, None  # _rows [N, V]: logits projected by ``row``
+        self.positions = torch.empty(self.layout.tree.num_nodes, dtype=torch.long, device=device)
+        self._node_range = torch.arange(self.layout.tree.num_nodes, device=device)
 
     def prefill(self, prompt: torch.Tensor) -> torch.Tensor | None:
         """Cache the prompt minus its last token; returns features [P-1, H] when wanted.
 
         Also checks whether output_embeddings(last hidden state) reproduces the model's logits; if so
-        later verification forwards project only the visited nodes.
+        tree forwards skip the model's own vocabulary projection and ``probs`` projects only the rows the
+        verification asks for.
         """
+        self.cache.length, self.head = 0, None
         if len(prompt) < 2:
+            self._bind()
             return None
+        count = len(prompt) - 1
+        self.cache.write = torch.arange(count, device=prompt.device)
+        mask = causal_mask(0, count, self.cache.capacity, self.dtype, prompt.device)
         out = self.model(
-            input_ids=prompt[None, :-1], cache=self.cache, use_cache=True, output_hidden_states=True
+            input_ids=prompt[None, :-1],
+            attention_mask=mask,
+            position_ids=self.cache.write[None],
+            **cache_kwargs(self.model, self.cache),
+            use_cache=True,
+            output_hidden_states=True,
         )
+        self.cache.length = count
         hidden = out.hidden_states[-1][0]  # [P-1, H]
         head = self.model.get_output_embeddings()
         if head is not None and torch.allclose(head(hidden[-1]), out.logits[0, -1], **HEAD_TOLERANCE):
             self.head = head
+        self._bind()
         return hidden if self.want_features else None
 
-    def verify_forward(self, tokens: torch.Tensor) -> tuple[NodeProbs, torch.Tensor | None]:
-        """One forward over the tree nodes tokens [N]; returns node probabilities and features [N, H]."""
-        prefix_len = cache_length(self.cache)
-        mask = self.layout.mask(None, self.dtype)(prefix_len)  # [1, 1, N, P + N]
-        out = self.model(
-            input_ids=tokens[None],
-            attention_mask=mask,
-            position_ids=(self.layout.depths + prefix_len)[None],
-            cache=self.cache,
-            use_cache=True,
-            output_hidden_states=self.want_features or self.head is not None,
-            logits_to_keep=1 if self.head is not None else 0,
-        )
-        hidden = out.hidden_states[-1][0] if out.hidden_states is not None else None  # [N, H]
-        if self.head is not None:
-            probs = NodeProbs(self.temperature, self.layout, hidden=hidden, head=self.head)
+    def _bind(self) -> None:
+        """The tree forward for this head (compiled per tree shape when ``compile_mode`` asks)."""
+        call = model_call(self.model, self.cache, self.head is not None)
+        key = ("tree", self.layout.tree.parents, self.head is not None, id(self.cache))
+        self.runner = maybe_compile(self.model, key, call, self.compile_mode)
+
+    def forward_tree(self, tokens: torch.Tensor) -> torch.Tensor:
+        """One forward over the tree nodes tokens [N] at the cache's end; returns hidden states [N, H]."""
+        prefix_len = self.cache.length
+        torch.add(self._node_range, prefix_len, out=self.positions)  # slots, no host copy
+        self.cache.write = self.positions
+        mask = self.layout.fixed_mask(None, self.dtype, self.cache.capacity).at(prefix_len)
+        position_ids = (self.layout.depths + prefix_len)[None]
+        self.hidden, self.logits = self.runner(tokens[None], position_ids, mask)
+        return self.hidden
+
+    def probs(self, nodes: torch.Tensor | None = None) -> torch.Tensor:
+        """Target probabilities of the last tree forward at ``nodes`` (long [B], device) [B, V], or at
+        every node [N, V] (``nodes=None``)."""
+        if self.head is None:
+            logits = self.logits if nodes is None else self.logits.index_select(0, nodes)
         else:
-            probs = NodeProbs(self.temperature, self.layout, logits=out.logits[0])
-        return probs, hidden if self.want_features else None
+            hidden = self.hidden if nodes is None else self.hidden.index_select(0, nodes)
+            logits = self.head(hidden)
+        return process_logits(logits, self.temperature)
 
-    def keep_path(self, path: list[int], prefix_len: int) -> None:
-        """Cut the cache to the committed prefix + root + accepted nodes."""
-        slots = [prefix_len + n for n in [0, *path]]
-        device = self.layout.depths.device  # the cache's: one index tensor for all layers, no per-layer copy
-        keep = torch.cat([torch.arange(prefix_len, device=device), torch.tensor(slots, device=device)])
-        keep_positions(self.cache, keep)
+    def row(self, node: torch.Tensor, level: int) -> torch.Tensor:
+        """Target probabilities [1, V] of ``node`` (long [1], device), the node the level-by-level walk
+        stands on at ``level``: at the levels of ``layout.projections`` the node's row and its next levels'
+        rows are projected in one product (the walk's next node is among them) and kept for later levels."""
+        if self.head is None:
+            return process_logits(self.logits.index_select(0, node), self.temperature)
+        table = self.layout.projections.get(level)
+        if table is not None:
+            nodes = table.index_select(0, node)[0]  # [W]
+            logits = self.head(self.hidden.index_select(0, nodes))  # [W, V]
+            if (
+                self._rows is None
+                or self._rows.shape[-1] != logits.shape[-1]
+                or self._rows.dtype != logits.dtype
+            ):
+                self._rows = logits.new_empty(self.layout.tree.num_nodes, logits.shape[-1])
+            self._rows.index_copy_(0, nodes, logits)
+        return process_logits(self._rows.index_select(0, node), self.temperature)
+
+    def keep_path(self, path: torch.Tensor, accepted: int) -> None:
+        """Cut the cache to the committed prefix + root + the ``accepted`` first nodes of ``path`` (long
+        [D-1] device tensor of node ids, padded with -1): their slots are copied behind the root."""
+        prefix_len = self.cache.length
+        if accepted:
+            self.cache.compact(path[:accepted] + prefix_len, prefix_len + 1)
+        self.cache.length = prefix_len + 1 + accepted
 
 
-def new_target(model, tree: Tree, device, want_features: bool, temperature: float) -> TargetModel:
-    from transformers import DynamicCache
+def model_call(model, cache, head_usable: bool):
+    """The eager tree forward: (input_ids [1, Q], position_ids [1, Q], mask) -> (hidden [Q, H], logits
+    [Q, V] or None). With a usable head only the decoder runs (no vocabulary projection: the head projects
+    the rows the walk asks for)."""
 
+    decoder = model.get_decoder() if head_usable and hasattr(model, "get_decoder") else None
+    if decoder is not None:  # the decoder's last hidden state is the one the head check passed on
+        decoder_cache = cache_kwargs(decoder, cache)
+
+        def decode(input_ids, position_ids, mask):
+            out = decoder(input_ids=input_ids, attention_mask=mask, position_ids=position_ids,
+                          **decoder_cache, use_cache=True)  # fmt: skip
+            return out.last_hidden_state[0], None
+
+        return decode
+
+    model_cache = cache_kwargs(model, cache)
+
+    def call(input_ids, position_ids, mask):
+        out = model(
+            input_ids=input_ids, attention_mask=mask, position_ids=position_ids, **model_cache,
+            use_cache=True, output_hidden_states=True, logits_to_keep=1 if head_usable else 0,
+        )  # fmt: skip
+        return out.hidden_states[-1][0], None if head_usable else out.logits[0]
+
+    return call
+
+
+def new_target(model, tree: Tree, device, want_features: bool, temperature: float, *, capacity: int,
+               compile_mode: str = "none") -> TargetModel:  # fmt: skip
+    """A target over the model's static cache of at least ``capacity`` positions (prompt + new tokens +
+    tree nodes), reused across generations."""
+    cache = static_cache(model, "target", capacity)
     return TargetModel(
-        model,
-        DynamicCache(config=model.config),
-        tree_layout(tree, device),
-        model_dtype(model),
-        want_features,
-        temperature,
+        model, cache, tree_layout(tree, device), model_dtype(model), want_features, temperature, compile_mode
     )

@@ -50,6 +50,16 @@ def redistribute(residual, draft, tokens, budget_z, perm):
     return _fill(share, capacity, deficit, perm)
 
 
+def redistribute_rows(residual, draft, tokens, budget_z, perms):
+    """``redistribute`` with one fill order per row: perms long [B, V] (the batched verifier's rows have
+    different drafts); r [B, V]."""
+    share, capacity, deficit = _proportional_part(residual, draft, tokens, budget_z)
+    cap_sorted = capacity.gather(-1, perms)  # [B, V]
+    before = cap_sorted.cumsum(-1) - cap_sorted
+    fill_sorted = torch.minimum(cap_sorted, (deficit.unsqueeze(-1) - before).clamp_min(0))
+    return share + torch.zeros_like(share).scatter_(-1, perms, fill_sorted)
+
+
 def redistribute_prefix(residual, draft, tokens, budget_z, prefix):
     """``redistribute`` when the deficit can be filled within ``prefix`` [M] (the first M entries of the
     fill order): the same r [B, V] without touching the rest of the order, else None."""

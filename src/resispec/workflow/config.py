@@ -119,9 +119,9 @@ RULE_SETTINGS = {
         "device", "seed", "data.dir", "data.datasets", "data.num_prompts", "data.train_documents",
     ),
     "source_model": (),
-    "decode": ("device", "dtype", "seed", "testing"),
+    "decode": ("device", "dtype", "compile", "seed", "testing"),
     "audit_decode": (
-        "device", "dtype", "seed", "audit.top_tokens", "audit.max_nodes", "audit.nodes_per_prompt",
+        "device", "dtype", "compile", "seed", "audit.top_tokens", "audit.max_nodes", "audit.nodes_per_prompt",
     ),
     "exactness": (
         "seed", "audit.max_histories", "audit.full_vocab_state_mb", "audit.monte_carlo_draws",

@@ -15,7 +15,7 @@ import torch
 
 from resispec.decoding.trees import Tree
 
-__all__ = ["Drafter", "DraftTree", "process_logits", "draw_children", "DRAWS"]
+__all__ = ["Drafter", "DraftTree", "AcceptedNodes", "process_logits", "draw_children", "DRAWS"]
 
 DRAWS = ("with_replacement", "without_replacement", "deterministic", "greedy")
 
@@ -34,11 +34,26 @@ class DraftTree:
     valid: torch.Tensor
 
 
+class AcceptedNodes(list):
+    """The accepted tree nodes of a step (a list of ints, root excluded, in path order) that also carries
+    them on the device: ``padded`` long [D-1] (node ids, -1 after the path), so that a drafter can cut
+    its cache without copying host data to the device."""
+
+    def __init__(self, nodes, padded: torch.Tensor | None = None) -> None:
+        super().__init__(nodes)
+        self.padded = padded
+
+
 class Drafter(ABC):
-    """Two-method drafter interface (plus ``reset`` for a new sequence)."""
+    """Two-method drafter interface (plus ``reset`` for a new sequence and ``configure`` for the engine's
+    options)."""
 
     #: True when ``update`` needs the target's last hidden states (EAGLE-style heads).
     needs_target_features: bool = False
+
+    def configure(self, *, capacity: int, compile_mode: str = "none") -> None:  # noqa: B027 - optional hook
+        """Engine options for the next sequences: cache ``capacity`` (positions a generation may reach,
+        tree included) and the ``torch.compile`` mode of the per-level forwards."""
 
     def reset(self) -> None:  # noqa: B027 - optional hook
         """Forget any state from a previous sequence."""

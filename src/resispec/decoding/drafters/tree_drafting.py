@@ -14,7 +14,7 @@ __all__ = ["draft_levels"]
 
 def draft_levels(
     layout: TreeLayout,
-    root_token: int,
+    root_token: torch.Tensor,
     root_probs: torch.Tensor,
     forward_level: Callable[[int, torch.Tensor, torch.Tensor], torch.Tensor],
     *,
@@ -23,16 +23,16 @@ def draft_levels(
 ) -> tuple[DraftTree, int]:
     """Expand the tree level by level.
 
-    root_probs: [V] draft distribution at the root; ``forward_level(depth, nodes [Q], tokens [Q]) ->
-    probs [Q, V]`` runs the drafter on level ``depth`` (nodes in BFS order, all earlier levels already in
-    its cache).
+    root_token: long [1] (device); root_probs: [V] draft distribution at the root;
+    ``forward_level(depth, nodes [Q], tokens [Q]) -> probs [Q, V]`` runs the drafter on level ``depth``
+    (nodes in BFS order, all earlier levels already in its cache).
     Returns the draft and the number of forwarded nodes (root included: nodes ``0..F-1``, every node
     above the last level); ``draft_probs`` holds their rows only ([F, V], no zero-filled leaf rows).
     """
     tree = layout.tree
     device = root_probs.device
     tokens = torch.empty(tree.num_nodes, dtype=torch.long, device=device)  # [N]; every node set below
-    tokens[0] = root_token
+    tokens[:1] = root_token
     valid = torch.ones(tree.num_nodes, dtype=torch.bool, device=device)  # [N]
     probs = root_probs.new_empty(layout.forwarded, root_probs.shape[-1])  # [F, V]: nodes above the last level
     probs[0] = root_probs

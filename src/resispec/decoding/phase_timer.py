@@ -1,0 +1,62 @@
+"""Per-step phase times without host synchronisation.
+
+``lap(phase)`` attributes the time since the previous lap to ``phase``. On a CPU the clock is
+``time.perf_counter`` (work is synchronous there, so it is exact). On an accelerator each lap records a
+device event (``torch.Event(enable_timing=True)``) on the current stream, which does not block; the
+elapsed times are read in :meth:`PhaseTimer.resolve`, after the caller's final synchronisation.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+__all__ = ["PhaseTimer"]
+
+
+class PhaseTimer:
+    """Laps grouped by step: ``lap(phase)`` within a step, ``end_step()`` closes it; ``resolve()`` returns
+    one ``{phase: seconds}`` per closed step."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = torch.device(device)
+        self.events = self.device.type != "cpu"
+        self._steps: list[list[tuple[str, object, object]]] = []
+        self._laps: list[tuple[str, object, object]] = []
+        self._last = self._mark()
+
+    def _mark(self):
+        if not self.events:
+            return time.perf_counter()
+        event = torch.Event(device=self.device, enable_timing=True)
+        event.record()
+        return event
+
+    def restart(self) -> None:
+        """Drop the time since the last lap (e.g. host work that belongs to no phase)."""
+        self._last = self._mark()
+
+    def lap(self, phase: str) -> None:
+        now = self._mark()
+        self._laps.append((phase, self._last, now))
+        self._last = now
+
+    def shaping(self, key: str) -> None:
+        """A verifier's shaping phase ended (``verify.batched``'s ``tick``): lap "shaping:<key>"."""
+        self.lap(f"shaping:{key}")
+
+    def end_step(self) -> None:
+        self._steps.append(self._laps)
+        self._laps = []
+
+    def resolve(self) -> list[dict[str, float]]:
+        """Seconds per phase of each closed step (call after synchronising the device)."""
+        out = []
+        for laps in self._steps:
+            totals: dict[str, float] = {}
+            for phase, start, stop in laps:
+                seconds = stop - start if not self.events else start.elapsed_time(stop) / 1000.0
+                totals[phase] = totals.get(phase, 0.0) + seconds
+            out.append(totals)
+        return out
