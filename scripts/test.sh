@@ -17,4 +17,6 @@ echo "== snakemake --lint"
 "$venv/snakemake" --lint --cores 1
 "$venv/snakemake" --lint --cores 1 --configfile .test/config.yaml
 echo "== pytest"
-"$venv/python" -m pytest -q -p no:cacheprovider "$@"
+# Two workers (RESISPEC_TEST_WORKERS), one module at a time each (tests/conftest.py groups them): the
+# Snakemake runs leave a core idle while their timed jobs run alone, and the second worker uses it.
+"$venv/python" -m pytest -q -p no:cacheprovider -n "${RESISPEC_TEST_WORKERS:-2}" --dist loadgroup "$@"
