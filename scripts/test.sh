@@ -17,6 +17,9 @@ echo "== snakemake --lint"
 "$venv/snakemake" --lint --cores 1
 "$venv/snakemake" --lint --cores 1 --configfile .test/config.yaml
 echo "== pytest"
+# Two workers share the cores with the Snakemake jobs they start: OpenMP threads that find no work sleep
+# instead of spinning (libgomp's default spin-waiting slows every process down when cores are shared).
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"
 # Two workers (RESISPEC_TEST_WORKERS), one module at a time each (tests/conftest.py groups them): the
 # Snakemake runs leave a core idle while their timed jobs run alone, and the second worker uses it.
 "$venv/python" -m pytest -q -p no:cacheprovider -n "${RESISPEC_TEST_WORKERS:-2}" --dist loadgroup "$@"
