@@ -7,7 +7,6 @@ the engine's internals change; the forwards are timed with plain transformers ca
 
 from __future__ import annotations
 
-import inspect
 import statistics
 import time
 
@@ -16,6 +15,7 @@ import torch
 
 from resispec.bench.engine_runs import engine_kwargs
 from resispec.bench.overhead import PARTS, share_interval, steady_steps, step_seconds
+from resispec.decoding.kv_cache import cache_kwargs
 
 
 def sync(device: torch.device) -> None:
@@ -35,11 +35,6 @@ def spread(seconds: list[float]) -> dict:
         return {"median_ms": float("nan"), "p10_ms": float("nan"), "p90_ms": float("nan"), "n": 0}
     p10, p90 = np.quantile(ms, [0.1, 0.9])
     return {"median_ms": float(np.median(ms)), "p10_ms": float(p10), "p90_ms": float(p90), "n": int(ms.size)}
-
-
-def _cache_keyword(model) -> str:
-    """transformers 5 names the KV cache argument ``cache``; earlier releases ``past_key_values``."""
-    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
 
 def _new_cache(model):
@@ -81,8 +76,9 @@ def forward_times(model, prefix: torch.Tensor, nodes: list[int], *, repeats: int
     (long, on the model's device), with the float32 softmax of every row (what verifying or drafting n
     nodes needs); the cache is cut back to the prefix after each."""
     device, length = prefix.device, len(prefix)
-    cache, keyword = _new_cache(model), _cache_keyword(model)
-    model(input_ids=prefix[None], use_cache=True, **{keyword: cache})
+    cache = _new_cache(model)
+    keyword = cache_kwargs(model, cache)  # the engine's choice of cache= / past_key_values=
+    model(input_ids=prefix[None], use_cache=True, **keyword)
     dtype = next(model.parameters()).dtype
     rows = []
     for n in nodes:
@@ -92,7 +88,7 @@ def forward_times(model, prefix: torch.Tensor, nodes: list[int], *, repeats: int
 
         def forward(tokens=tokens, mask=mask, positions=positions, n=n):
             out = model(input_ids=tokens, attention_mask=mask, position_ids=positions, use_cache=True,
-                        **{keyword: cache})  # fmt: skip
+                        **keyword)  # fmt: skip
             torch.softmax(out.logits[0].float(), dim=-1)  # [n, V]
             cache.crop(-n)  # remove the n new positions (a negative count: every transformers release)
 
