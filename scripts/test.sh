@@ -22,4 +22,4 @@ echo "== pytest"
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"
 # Two workers (RESISPEC_TEST_WORKERS), one module at a time each (tests/conftest.py groups them): the
 # Snakemake runs leave a core idle while their timed jobs run alone, and the second worker uses it.
-"$venv/python" -m pytest -q -p no:cacheprovider -n "${RESISPEC_TEST_WORKERS:-2}" --dist loadgroup "$@"
+"$venv/python" -m pytest -q -p no:cacheprovider -n "${RESISPEC_TEST_WORKERS:-2}" --dist loadgroup --durations=40 "$@"

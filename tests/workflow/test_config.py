@@ -37,6 +37,7 @@ def test_defaults_come_from_the_schema():
         ({"data": {"datasets": ["imdb"]}}, "data.datasets.0"),
         ({"models": {"m": {"source": "ftp:x"}}}, "models.m.source"),
         ({"models": {"m": {"train": {"target": "t", "layer": 2}}}}, "models.m.train.layer"),
+        ({"testing": {"fail_once_runs": "sequoia("}}, "testing.fail_once_runs"),
     ],
 )
 def test_bad_key_or_type_is_named(config, key):

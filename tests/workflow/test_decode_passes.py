@@ -13,7 +13,7 @@ from workflow_helpers import tiny_decoding_dir
 
 from resispec.decoding.session import DecodeSession
 from resispec.workflow.commands import main
-from resispec.workflow.steps.decode import interleaved
+from resispec.workflow.steps.decode import fail_once, interleaved
 
 METHODS = ["specinfer", "resispec", "autoregressive"]
 JOB = {"run": "passes", "target": "t", "draft": "d", "dataset": "c4", "temperature": 1.0, "tree": "d3b2",
@@ -96,3 +96,15 @@ def test_audit_nodes_are_sampled_with_full_rows_for_some(run):
         assert all(n["candidates"] and 0 <= n["position"] < n["verified_nodes"] for n in mine)
         assert sum("full" in n for n in mine) == AUDIT["full_vocab_nodes"]
         assert all(isinstance(n["full"]["target"], bytes) for n in mine if "full" in n)
+
+
+def test_fail_once_fails_each_matching_run_on_its_first_attempt_only(tmp_path):
+    """testing.fail_once_runs picks the runs the retry test makes fail; the others never fail."""
+    settings = {"testing": {"fail_once_dir": str(tmp_path), "fail_once_runs": "sequoia"}}
+    fail_once(settings, {"run": "c4_T1_d3b3"})
+    with pytest.raises(RuntimeError, match="deliberate first-attempt failure"):
+        fail_once(settings, {"run": "c4_T1_sequoia16x4"})
+    fail_once(settings, {"run": "c4_T1_sequoia16x4"})  # the retry
+    assert [p.name for p in tmp_path.iterdir()] == ["c4_T1_sequoia16x4.failed-once"]
+    with pytest.raises(RuntimeError):
+        fail_once({"testing": {"fail_once_dir": str(tmp_path)}}, {"run": "c4_T1_d3b3"})  # null: every run

@@ -11,8 +11,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 TABLES = [f"table{i}" for i in range(1, 7)] + ["figure1", "figure3"]
 FAIL_ONCE = "fail_once"  # testing.fail_once_dir, relative to the working directory of each run
-# The `.test` configuration of the shared local run and the SLURM run: every decode job fails once.
-TEST_CONFIG = ["--configfile", ".test/config.yaml", "--config", f"testing={{fail_once_dir: {FAIL_ONCE}}}"]
+# The run (in Tables 2 and Figure 3) whose decode job fails once in the shared local run and the SLURM run.
+FAIL_ONCE_RUN = "cnn_dailymail_T1_sequoia16x4_tiny-target_tiny-draft_n2"
+# The `.test` configuration of the shared local run and the SLURM run.
+TESTING = f"testing={{fail_once_dir: {FAIL_ONCE}, fail_once_runs: '^{FAIL_ONCE_RUN}$'}}"
+TEST_CONFIG = ["--configfile", ".test/config.yaml", "--config", TESTING]
 
 
 def clean_env() -> dict:

@@ -61,7 +61,8 @@ def validate_config(config: Mapping[str, Any], schema: Mapping[str, Any] | None 
     """
     schema = dict(schema or load_schema())
     instance = copy.deepcopy(dict(config))
-    validator = validator_with_defaults(jsonschema.Draft202012Validator)(schema)
+    draft = jsonschema.Draft202012Validator
+    validator = validator_with_defaults(draft)(schema, format_checker=draft.FORMAT_CHECKER)
     errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path))
     if errors:
         error = jsonschema.exceptions.best_match(errors)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import time
 from pathlib import Path
 
@@ -81,9 +82,11 @@ def interleaved(
 
 
 def fail_once(settings: dict, job: dict) -> None:
-    """Test hook (testing.fail_once_dir): the first attempt of each run fails after one prompt."""
-    directory = settings.get("testing", {}).get("fail_once_dir")
-    if not directory:
+    """Test hook (testing.fail_once_dir): the first attempt of each run (of the runs whose id
+    testing.fail_once_runs matches, if set) fails after one prompt."""
+    testing = settings.get("testing", {})
+    directory, pattern = testing.get("fail_once_dir"), testing.get("fail_once_runs")
+    if not directory or (pattern and not re.search(pattern, job["run"])):
         return
     marker = Path(directory) / f"{job['run']}.failed-once"
     if not marker.exists():
