@@ -5,12 +5,13 @@
 
 Needs only what a GPU machine with PyTorch and transformers has: Python >= 3.11, torch >= 2.6 (its
 ``torch.accelerator`` is what the engine's step timers synchronise with), transformers 5 (tested with
-5.24, whose models take the engine's ``cache=``, and 5.17, whose models are adapted by
-``resispec.bench.gpu_compat``), numpy and PyYAML. No install step, no network, no downloads; the bench
-imports nothing else itself (no scipy, pandas, matplotlib, snakemake, datasets: the JSON lists every
-third-party module the run imported, transformers' own imports included). Missing or too old packages
-are named at start. Before timing, a tiny float32 pair on the same device checks that the engine's
-greedy decoding reproduces transformers' greedy generation there (``engine_check`` in the JSON).
+5.24, whose models take ``cache=``, and 5.17, whose models take ``past_key_values=``: the engine picks
+the keyword, ``resispec.decoding.kv_cache.cache_kwargs``), numpy and PyYAML. No install step, no
+network, no downloads; the bench imports nothing else itself (no scipy, pandas, matplotlib, snakemake,
+datasets: the JSON lists every third-party module the run imported, transformers' own imports included).
+Missing or too old packages are named at start. Before timing, a tiny float32 pair on the same device
+checks that the engine's greedy decoding reproduces transformers' greedy generation there
+(``engine_check`` in the JSON).
 
 It builds the paper's Llama-2-7B target and JackFram/llama-68m draft from their published configs
 (``resispec/models/published_models.yaml``) with random weights in float16 (``--dtype``), shaped so that
@@ -210,7 +211,6 @@ def run(args, result: dict, save) -> None:
     import torch
 
     from resispec.bench.engine_runs import compile_supported
-    from resispec.bench.gpu_compat import adapt
     from resispec.bench.gpu_pair import build_pair, pair_configs, single_candidate_acceptance
     from resispec.bench.gpu_timing import forward_times
     from resispec.decoding.tree_specs import resolve
@@ -241,7 +241,7 @@ def run(args, result: dict, save) -> None:
     result["draft_level"] = forward_times(draft, prefix, _level_widths(fixed), **forwards)
     save()
     result["engine"] = []
-    _engine_rows(adapt(target), adapt(draft), prefix, args, result["engine"], save)
+    _engine_rows(target, draft, prefix, args, result["engine"], save)
 
 
 def third_party_imports() -> list[str]:
