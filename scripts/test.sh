@@ -20,6 +20,6 @@ echo "== pytest"
 # Two workers share the cores with the Snakemake jobs they start: OpenMP threads that find no work sleep
 # instead of spinning (libgomp's default spin-waiting slows every process down when cores are shared).
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"
-# Two workers (RESISPEC_TEST_WORKERS), one module at a time each (tests/conftest.py groups them): the
+# Two workers (RESISPEC_TEST_WORKERS), one module at a time each, longest first (tests/conftest.py): the
 # Snakemake runs leave a core idle while their timed jobs run alone, and the second worker uses it.
-"$venv/python" -m pytest -q -p no:cacheprovider -n "${RESISPEC_TEST_WORKERS:-2}" --dist loadgroup --durations=40 "$@"
+"$venv/python" -m pytest -q -p no:cacheprovider -n "${RESISPEC_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder --durations=40 "$@"

@@ -1,5 +1,4 @@
-"""One local run of the `.test` workflow per test session, shared by the end-to-end tests and the SLURM
-test (which compares its SLURM run of Table 2 against this one): the same configuration, with one
+"""One local run of the whole `.test` workflow per test session, for the end-to-end tests, with one
 decoding job made to fail once (`testing.fail_once_dir`, `fail_once_runs`) and retried."""
 
 from __future__ import annotations

@@ -193,12 +193,11 @@ def _result_files(root: Path) -> set[Path]:
     }
 
 
-def compare_trees(left: Path, right: Path, *, right_is_part: bool = False) -> list[str]:
+def compare_trees(left: Path, right: Path) -> list[str]:
     """Differences between two result trees (files under logs/ and benchmarks/ and timing fields
-    ignored); an empty list when they are equal. With `right_is_part`, `right` holds the results of
-    part of the DAG: files only in `left` are expected, and every file of `right` must equal its own."""
+    ignored); an empty list when they are equal."""
     left_files, right_files = _result_files(left), _result_files(right)
-    problems = [] if right_is_part else [f"only in {left}: {p}" for p in sorted(left_files - right_files)]
+    problems = [f"only in {left}: {p}" for p in sorted(left_files - right_files)]
     problems += [f"only in {right}: {p}" for p in sorted(right_files - left_files)]
     for relative in sorted(left_files & right_files):
         if not equal_values(load_comparable(left / relative), load_comparable(right / relative)):
