@@ -65,6 +65,28 @@ def test_compiled_greedy_equals_hf_and_does_not_recompile(eager_backend, target_
 
 
 @pytest.mark.slow
+def test_compiled_drafter_keeps_its_graphs_for_other_prompt_lengths(eager_backend, target_model):
+    """With the target as its own draft every level is accepted, so every step forwards the same shapes
+    whatever the prompt: prompts of other lengths reuse the graphs (the drafter's inputs have strides
+    fixed per shape, not per committed length) and still equal Hugging Face's greedy tokens."""
+    kwargs = {
+        "tree": "d3b2",
+        "temperature": 0,
+        "max_new_tokens": 12,
+        "eos_token_id": [],
+        "compile_mode": "default",
+    }
+    generate(target_model, target_model, PROMPT, **kwargs)
+    graphs = eager_backend["stats"]["unique_graphs"]
+    for extra in ([9], [9, 4, 2]):
+        prompt = torch.cat([PROMPT, torch.tensor(extra)])
+        out = generate(target_model, target_model, prompt, **kwargs)
+        reference = target_model.generate(prompt[None], max_new_tokens=12, do_sample=False, eos_token_id=None)
+        assert torch.equal(out.tokens, reference[0, len(prompt) :])
+    assert eager_backend["stats"]["unique_graphs"] == graphs
+
+
+@pytest.mark.slow
 def test_compiled_sampling_matches_eager(eager_backend, target_model, draft_model):
     """Compilation changes no random draw: the same seed gives the same tokens as the eager engine."""
     outs = []

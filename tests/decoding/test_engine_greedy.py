@@ -28,6 +28,21 @@ def test_temperature_zero_equals_hf_greedy(target_model, draft_model, tree, same
         assert out.accepted_lengths[0] == trees.parse(tree).depth
 
 
+@pytest.mark.parametrize("verify_mode", ["path", "tree"])
+@pytest.mark.parametrize("method", ["specinfer", "optimal"])
+def test_root_only_tree_decodes_autoregressively(target_model, draft_model, method, verify_mode):
+    """`auto` picks the root-only tree when no speculation pays (tests/decoding/test_pair_profile.py):
+    `generate` takes it, and each step commits the target's own token."""
+    root_only = trees.Tree(parents=(-1,), name="auto")
+    out = generate(target_model, draft_model, PROMPT, method=method, tree=root_only, temperature=0,
+                   max_new_tokens=6, eos_token_id=[], verify_mode=verify_mode)  # fmt: skip
+    assert torch.equal(out.tokens, _reference(target_model, 6)) and out.accepted_lengths == [1] * 6
+    generator = torch.Generator().manual_seed(0)
+    sampled = generate(target_model, draft_model, PROMPT, method=method, tree=root_only, temperature=1.0,
+                       max_new_tokens=6, eos_token_id=[], generator=generator)  # fmt: skip
+    assert sampled.accepted_lengths == [1] * 6
+
+
 @pytest.mark.parametrize("max_new", [1, 2, 5, 9])
 def test_max_new_tokens_is_exact(target_model, max_new):
     generator = torch.Generator().manual_seed(0)

@@ -20,7 +20,7 @@ from resispec.decoding import tree_specs
 from resispec.decoding.trees import Tree
 
 SPEC_FORMS = "dXbY, chainN, kNdD, sequoiaNxD, eagle, auto or auto-METHOD"
-MIN_NODES = 2  # the root and at least one drafted node: a root-only tree drafts nothing to verify
+MIN_NODES = 2  # a spec names the root and at least one drafted node: a root-only spec is a typo
 
 
 def _tree_error(spec: object, reason: str) -> ValueError:
@@ -54,8 +54,8 @@ def tree_spec(spec: Tree | str) -> Tree | None:
     """Check a tree spec (a sheet's `tree` column or `generate`'s `tree`): the Tree it names, or None for a
     well-formed spec that needs the pair profile (``tree_specs.profile_methods``). ValueError names the
     spec and what is wrong with it."""
-    if isinstance(spec, Tree):
-        return _check_tree(spec, spec)
+    if isinstance(spec, Tree):  # built by the caller: the root-only tree is what `auto` picks when no
+        return spec  # speculation pays (each step one target forward and its bonus token: autoregressive)
     if not isinstance(spec, str) or not spec.strip():
         raise _tree_error(spec, f"expected a Tree or a non-empty string ({SPEC_FORMS})")
     text = spec.strip().lower()

@@ -82,9 +82,8 @@ class ModelDrafter(Drafter):
         mask = causal_mask(start, pending, capacity, dtype, device)
         key = ("pending", pending) if pending <= tree.depth else None  # prompt-sized: eager
         run = self._runner(key, 1) if key else self._eager(1)
-        root_probs = process_logits(
-            run(committed_ids[None, start:], self.cache.write[None], mask)[-1], temperature
-        )
+        pending_ids = committed_ids[start:].view(1, pending)  # [1, m], strides (m, 1): fixed per key
+        root_probs = process_logits(run(pending_ids, self.cache.write[None], mask)[-1], temperature)
         self.cache.length = prefix_len
         layout = tree_layout(tree, device)
 
