@@ -94,12 +94,6 @@ class SlurmLog:
         return parsed
 
 
-def planned_counts(text: str) -> dict[str, int]:
-    """Jobs per rule of a dry run, from its (last) `Job stats` table."""
-    table = text.rsplit("Job stats:", 1)[1].split("total", 1)[0]
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.MULTILINE)}
-
-
 def rule_counts(text: str) -> dict[str, int]:
     """Jobs per rule that a Snakemake run finished, from its log."""
     counts: dict[str, int] = {}
@@ -185,18 +179,18 @@ def load_comparable(path: Path):
     return path.read_bytes()
 
 
-def _result_files(root: Path) -> set[Path]:
-    return {
-        p.relative_to(root)
-        for p in root.rglob("*")
-        if p.is_file() and not SKIP_DIRS & set(p.relative_to(root).parts[:-1])
-    }
-
-
 def compare_trees(left: Path, right: Path) -> list[str]:
     """Differences between two result trees (files under logs/ and benchmarks/ and timing fields
     ignored); an empty list when they are equal."""
-    left_files, right_files = _result_files(left), _result_files(right)
+
+    def files(root: Path) -> set[Path]:
+        return {
+            p.relative_to(root)
+            for p in root.rglob("*")
+            if p.is_file() and not SKIP_DIRS & set(p.relative_to(root).parts[:-1])
+        }
+
+    left_files, right_files = files(left), files(right)
     problems = [f"only in {left}: {p}" for p in sorted(left_files - right_files)]
     problems += [f"only in {right}: {p}" for p in sorted(right_files - left_files)]
     for relative in sorted(left_files & right_files):
