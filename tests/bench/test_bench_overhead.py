@@ -104,3 +104,20 @@ def test_the_random_pair_agrees_as_its_divergence_says():
         assert facts["target"]["layer_update_rms"] == pytest.approx([goal, goal], rel=0.05)
         agreement.append(gpu_pair.single_candidate_acceptance(target, draft, prefix)["acceptance"])
     assert agreement[0] > 0.85 and agreement[1] < 0.5
+
+
+def test_cpu_goal_lines_name_every_exact_method_and_how_to_add_a_missing_one():
+    rows = [{"spec": "d5b3", "method": "specinfer", "overhead": [0.02, 0.01, 0.03]},
+            {"spec": "d5b3", "method": "ers", "overhead": [0.06, 0.055, 0.07]}]  # fmt: skip
+    lines = overhead.cpu_overhead_lines(rows, ["specinfer", "ers", "resispec"])
+    by_label = {line.split(": ")[0]: line for line in lines}
+    assert len(lines) == len(overhead.CPU_GOAL_TREES) * 5  # every exact method, resispec never
+    assert by_label["CPU goal, overhead share d5b3 specinfer"].endswith("goal <= 5%: met")
+    assert by_label["CPU goal, overhead share d5b3 ers"].endswith("goal <= 5%: missed")
+    auto_ers = by_label["CPU goal, overhead share auto ers"]
+    assert auto_ers.endswith("not run (add auto to --trees): not decided")
+    optimal = by_label["CPU goal, overhead share d5b3 optimal"]
+    assert optimal.endswith("not run (add optimal to --methods): not decided")
+    undecided = overhead.cpu_overhead_lines(rows, ["specinfer"], why_not="another pair")
+    expected = "CPU goal, overhead share d5b3 specinfer: 2.0% [1.0, 3.0]; goal <= 5%: not decided"
+    assert undecided[0] == expected + " (another pair)"

@@ -31,6 +31,7 @@ from resispec.bench.engine_report import GOALS, print_rows, summarise
 from resispec.bench.engine_runs import synthetic_pair
 from resispec.bench.overhead import cpu_overhead_lines
 from resispec.decoding.arguments import tree_spec
+from resispec.decoding.compiled import compile_mode_for
 from resispec.decoding.tree_specs import profile_methods, resolve
 
 __all__ = ["main", "run", "synthetic_pair", "GOALS", "DEFAULT_PAIR"]
@@ -50,7 +51,9 @@ def _args(argv):
         "--trees", default="auto,chain2,chain3,chain4,d4b2", help="tree specs; auto per verifier"
     )
     parser.add_argument(
-        "--methods", default="specinfer,sequoia,ers,optimal", help="verifiers (unknown: skipped)"
+        "--methods",
+        default="specinfer,sequoia,ers,optimal,deterministic",
+        help="verifiers (unknown: skipped); the default is every exact method, the CPU goal's list",
     )
     parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--max-new-tokens", type=int, default=64)
@@ -169,7 +172,7 @@ def run(argv=None) -> list[dict]:
     prompts = runs.load_prompts(args.target, args.prompts, args.prompt_tokens, args.device,
                                 dataset=args.dataset, vocab=vocab)  # fmt: skip
     configs = _configs(args, _profile(args, target, draft, drafter, prompts))
-    warm = argparse.Namespace(**{**vars(args), "max_new_tokens": 4})
+    warm = argparse.Namespace(**{**vars(args), "max_new_tokens": _warmup_tokens(args)})
     for config in configs:  # warm-up: every system once, untimed
         _time(config, target, draft, drafter, prompts[0], warm, args.seed)
     timed = {index: [[] for _ in prompts] for index in range(len(configs))}
@@ -186,6 +189,13 @@ def run(argv=None) -> list[dict]:
                 )
             _progress(repeat * len(prompts) + p + 1, total, time.perf_counter() - start, len(configs))
     return summarise(configs, timed, seed=args.seed)
+
+
+def _warmup_tokens(args) -> int:
+    """New tokens of each system's untimed warm-up: 4 when the engine runs eagerly; a whole generation when
+    it compiles, so that every graph (one per tree level and pending length) is built before the timing."""
+    compiled = compile_mode_for(args.compile, torch.device(args.device)) != "none"
+    return args.max_new_tokens if compiled else 4
 
 
 def _progress(done: int, total: int, elapsed: float, systems: int) -> None:

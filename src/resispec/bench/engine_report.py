@@ -60,11 +60,11 @@ def summarise(configs, timed, *, seed: int = 0) -> list[dict]:
 
 def print_rows(rows: list[dict]) -> None:
     bases = [name for name in GOALS if f"x_{name}" in rows[0]]
-    head = f"{'system':<15}{'tree':<13}{'method':<11}{'tok/s':>8}{'acc.len':>8}"
+    head = f"{'system':<15}{'tree':<13}{'method':<14}{'tok/s':>8}{'acc.len':>8}"
     head += "".join(f"{'x ' + ('AR' if b == 'autoregressive' else 'HF-asst'):>22}" for b in bases)
     print(head + "   share % draft/target/verify/shaping/commit/other   overhead %")
     for r in rows:
-        line = f"{r['system']:<15}{r['tree']:<13}{r['method']:<11}"
+        line = f"{r['system']:<15}{r['tree']:<13}{r['method']:<14}"
         line += f"{r['tokens_per_s']:>8.2f}{r['accepted_length']:>8.2f}"
         for b in bases:
             low, high = r[f"x_{b}_ci"]

@@ -116,17 +116,19 @@ def undecided(line: str, why_not: str | None) -> str:
 
 
 def cpu_overhead_lines(rows: list[dict], methods: list[str], why_not: str | None = None) -> list[str]:
-    """The CPU goal per exact method of ``methods`` and tree of ``CPU_GOAL_TREES``, from engine rows with an
-    ``overhead`` interval ([mean, low, high]); a configuration the run lacks is named with how to add it.
+    """The CPU goal per exact method (every one of ``EXACT_METHODS``: the goal names them all) and tree of
+    ``CPU_GOAL_TREES``, from engine rows with an ``overhead`` interval ([mean, low, high]); a configuration
+    the run lacks is named with how to add it (``methods``: the run's --methods).
     ``why_not``: why this run cannot decide the goal (another pair than the default one)."""
     lines = []
     for tree in CPU_GOAL_TREES:
-        for method in [m for m in methods if m in EXACT]:
+        for method in EXACT:
             key = (tree, method)
             match = [r for r in rows if (r.get("spec"), r.get("method")) == key and "overhead" in r]
             label = f"CPU goal, overhead share {tree} {method}"
             if not match:
-                lines.append(f"{label}: not run (add {tree} to --trees): not decided")
+                hint = f"add {method} to --methods" if method not in methods else f"add {tree} to --trees"
+                lines.append(f"{label}: not run ({hint}): not decided")
                 continue
             line = goal_line(label, Interval(*match[0]["overhead"]), CPU_OVERHEAD_GOAL, percent=True)
             lines.append(undecided(line, why_not))
