@@ -35,8 +35,12 @@ Budget (H100/H200-class GPU, default settings): startup, engine check and buildi
 forward sizes x 13 forwards of at most ~30 ms ~5 s; the pair profile for ``auto`` ~20-40 s (8 candidate
 counts x 48 positions of ``optimal`` dominate); 30 (tree, method) configurations, each ~45 engine steps
 (warm-up, timed, counted) at ~30-150 ms (the eager engine) plus 4 prefills ~2-4 s each: ~1.5-2 min;
-about 3 min in all, the elapsed time printed at the end. ``--compile MODE`` is passed to ``generate``
-when the engine accepts it (compilation time adds).
+about 3 min in all, the elapsed time printed at the end. The engine runs eagerly by default
+(``--compile none``), although ``generate`` itself compiles on CUDA (``compile_mode="auto"``: CUDA graphs).
+Every tree shape then costs minutes of compiling (the target's tree forward and one draft graph per
+level and pending length), and a run under the host-sync counter is traced again. The whole matrix
+compiled would not fit the budget. ``--compile reduce-overhead --trees d5b3 --methods specinfer,optimal``
+times the compiled engine on the goals' tree; ``scripts/gpu-check.sh`` runs both passes.
 """
 
 from __future__ import annotations
@@ -107,8 +111,11 @@ def _args(argv):
     parser.add_argument("--nodes", default=",".join(map(str, NODES)), help="target forward sizes")
     parser.add_argument("--repeats", type=int, default=10, help="timed forwards per size")
     parser.add_argument("--warmup", type=int, default=3, help="untimed forwards per size")
-    parser.add_argument("--compile", default=None, metavar="MODE",
-                        help="passed to generate(compile_mode=MODE) when the engine accepts it")  # fmt: skip
+    parser.add_argument("--compile", default="none", metavar="MODE",
+                        help="generate(compile_mode=MODE): none (default: eager, so the whole matrix fits "
+                        "the budget), reduce-overhead (CUDA graphs; minutes of compiling per tree shape: "
+                        "use with --trees d5b3 --methods specinfer,optimal), auto (the engine's per-device "
+                        "choice)")  # fmt: skip
     parser.add_argument("--no-engine-check", action="store_true",
                         help="time the engine even when its greedy check fails")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)

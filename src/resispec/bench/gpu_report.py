@@ -73,7 +73,14 @@ def _header(result: dict) -> list[str]:
         f"{_count(draft['parameters'])}, {draft['num_hidden_layers']} layers x {draft['hidden_size']}; "
         f"random weights, single-candidate acceptance {pair['acceptance']:.2f}, target entropy "
         f"{pair['target_entropy']:.2f} nats (T = {result['settings']['temperature']:g})",
+        f"engine compile mode: {_compile_mode(result)}; the forwards below are eager transformers calls",
     ]
+
+
+def _compile_mode(result: dict) -> str:
+    """The ``compile_mode`` the engine was given (``auto``: its choice for the device)."""
+    mode = result["settings"].get("compile")
+    return {None: "auto (the engine's choice)", "none": "none (eager)"}.get(mode, mode)
 
 
 def _count(n: int) -> str:

@@ -1,0 +1,42 @@
+"""``scripts/gpu-check.sh``: both passes of the GPU check (eager matrix, compiled goals' tree), run here on
+the CPU at tiny scale through the script's own argument forwarding, each writing its JSON and log."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parents[2]
+QUICK = ["--device", "cpu", "--scale", "tiny", "--threads", "1", "--nodes", "1,121", "--repeats", "2",
+         "--warmup", "1", "--new-tokens", "8", "--warmup-tokens", "3"]  # fmt: skip
+
+
+def test_both_passes_write_their_results(tmp_path):
+    env = {**os.environ, "OUT": str(tmp_path), "PYTHON": sys.executable}
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "gpu-check.sh"), *QUICK, "--methods", "specinfer"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    eager = json.loads((tmp_path / "gpu-eager.json").read_text())
+    compiled = json.loads((tmp_path / "gpu-compiled.json").read_text())
+    assert eager["complete"] and compiled["complete"]
+    assert eager["settings"]["compile"] == "none"  # the matrix runs eagerly unless told otherwise
+    assert compiled["settings"]["compile"] == "reduce-overhead"
+    assert {r["tree"] for r in eager["engine"]} == {"d5b3", "d7b2", "d4b5", "d3b11", "auto"}
+    assert [(r["tree"], r["method"]) for r in compiled["engine"]] == [("d5b3", "specinfer")]
+    assert compiled["engine"][0]["syncs_per_step"] is None  # not counted again in the compiled pass
+    assert "engine compile mode: none (eager)" in (tmp_path / "gpu-eager.log").read_text()
+    assert "engine compile mode: reduce-overhead" in (tmp_path / "gpu-compiled.log").read_text()
+    assert "[gpu-check] compiled: exit 0" in done.stderr
+
+
+def test_a_failing_pass_sets_the_exit_status(tmp_path):
+    """No CUDA here: the default device stops each pass with its message, and the script exits non-zero."""
+    env = {**os.environ, "OUT": str(tmp_path), "PYTHON": sys.executable, "CUDA_VISIBLE_DEVICES": ""}
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "gpu-check.sh")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode != 0
+    assert "sees no CUDA GPU" in (tmp_path / "gpu-eager.log").read_text()
+    assert "[gpu-check] eager: exit 1" in done.stderr and "[gpu-check] compiled: exit" in done.stderr
