@@ -169,7 +169,8 @@ def verify_optimal_rows(target_probs, draft_probs, candidates, valid, generator,
 def verify_optimal_per_node(target_probs, draft_probs, candidates, valid, generator) -> BatchOutcome:
     """The same verifier row by row with the per-node plan (``optimal.build_plan``), whose compaction
     reads sizes on the host (a synchronisation per row, free on a CPU) but does far less vocabulary work
-    than the fixed-shape plan: the engine's choice for its level-by-level walk (``verify_mode="path"``)."""
+    than the fixed-shape plan: the engine's choice for its level-by-level walk (``verify_mode="path"``).
+    A draft over a reduced vocabulary is planned on its support (``on_support``)."""
     target, draft = as_float64(target_probs, draft_probs)
     rows, k = candidates.shape
     counts = valid.sum(-1).tolist()
@@ -179,14 +180,41 @@ def verify_optimal_per_node(target_probs, draft_probs, candidates, valid, genera
     for row, count in enumerate(counts):
         residual = target[row]
         if count:
-            plan = build_plan(target[row], draft[row], count)
+            support, p, q = on_support(target[row], draft[row])
+            plan = build_plan(p, q, count)
             cands = candidates[row, :count]
-            index = select_position(plan, cands, draft[row][cands] > 0, generator)
+            local = cands if support is None else torch.searchsorted(support, cands).clamp_max(len(q) - 1)
+            index = select_position(plan, local, draft[row][cands] > 0, generator)
             if index is not None:
-                accept = accept_probability(target[row, cands[index]], plan.selection[cands[index]])
+                accept = accept_probability(target[row, cands[index]], plan.selection[local[index]])
                 if bool(uniforms[row, 0] < accept):
                     accepted[row], tokens[row] = index, cands[index]
                     continue
-            residual = (target[row] - plan.selection).clamp_min(0)
+            residual = (target[row] - _on_vocabulary(plan.selection, support, target[row])).clamp_min(0)
         tokens[row] = draw_rows(residual[None], uniforms[row, 1:], target[row : row + 1])[0]
     return BatchOutcome(accepted, tokens)
+
+
+SUPPORT_SHARE = 0.5  # plan on the draft's support when it covers at most this share of the vocabulary
+
+
+def on_support(target: torch.Tensor, draft: torch.Tensor):
+    """(support, p, q) of one node's rows [V]: ``support`` long [S] the tokens with q > 0 (ascending), and
+    p, q [S + 1] the rows there, with every q = 0 token's target mass lumped into one last entry. Such
+    tokens are never candidates: the plan selects none of them and orders them first (p / q = inf) or
+    last (p = q = 0), so the plan on the support is the full plan's (``tests/verify/
+    test_verify_optimal_support.py``: selections to 1e-15, the same decisions from the same seeds).
+    ``(None, target, draft)`` when the support covers more than ``SUPPORT_SHARE`` of the vocabulary."""
+    positive = draft > 0
+    support = torch.nonzero(positive).flatten()
+    if support.numel() > SUPPORT_SHARE * draft.numel():
+        return None, target, draft
+    lumped = torch.where(positive, 0.0, target).sum()[None]  # [1]
+    return support, torch.cat([target[support], lumped]), torch.cat([draft[support], draft.new_zeros(1)])
+
+
+def _on_vocabulary(selection: torch.Tensor, support: torch.Tensor | None, like: torch.Tensor):
+    """A plan's selection r on the whole vocabulary [V] (0 off the draft's support)."""
+    if support is None:
+        return selection
+    return like.new_zeros(like.shape).index_copy_(0, support, selection[:-1])
