@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from resispec.verify import batched_optimal
 from resispec.verify.batched_optimal import on_support, verify_optimal_per_node
-from resispec.verify.optimal import accept_probability, build_plan, select_position
-from resispec.verify.rows import draw_rows
+from resispec.verify.optimal import build_plan
 
 
 def _pair(generator, vocab: int, support: int, zeros: float = 0.2):
@@ -23,27 +23,6 @@ def _pair(generator, vocab: int, support: int, zeros: float = 0.2):
     tokens = torch.randperm(vocab, generator=generator)[:support]
     q[tokens] = torch.rand(support, generator=generator, dtype=torch.float64) ** 2 + 1e-3
     return p / p.sum(), q / q.sum()
-
-
-def _whole_vocabulary(target, draft, candidates, valid, generator):
-    """The per-node verifier as it was before the support restriction (the whole vocabulary planned)."""
-    accepted = torch.full((target.shape[0],), -1, dtype=torch.long)
-    tokens = torch.zeros_like(accepted)
-    uniforms = torch.rand(target.shape[0], 2, generator=generator, dtype=torch.float64)
-    for row, count in enumerate(valid.sum(-1).tolist()):
-        residual = target[row]
-        if count:
-            plan = build_plan(target[row], draft[row], count)
-            cands = candidates[row, :count]
-            index = select_position(plan, cands, draft[row][cands] > 0, generator)
-            if index is not None:
-                accept = accept_probability(target[row, cands[index]], plan.selection[cands[index]])
-                if bool(uniforms[row, 0] < accept):
-                    accepted[row], tokens[row] = index, cands[index]
-                    continue
-            residual = (target[row] - plan.selection).clamp_min(0)
-        tokens[row] = draw_rows(residual[None], uniforms[row, 1:], target[row : row + 1])[0]
-    return accepted, tokens
 
 
 def test_the_plan_on_the_support_is_the_whole_vocabularys():
@@ -72,9 +51,10 @@ def test_a_draft_over_most_of_the_vocabulary_is_planned_as_it_is():
 
 
 @pytest.mark.parametrize("k", [1, 2, 4])
-def test_the_same_decisions_from_the_same_seeds(k):
+def test_the_same_decisions_from_the_same_seeds(k, monkeypatch):
     """Rows of a reduced-vocabulary draft, candidates drawn from q: the support-planned verifier accepts
-    the same candidates and draws the same residual tokens as the whole-vocabulary one (2000 nodes)."""
+    the same candidates and draws the same residual tokens as the whole-vocabulary one (2000 nodes): the
+    same function with ``SUPPORT_SHARE`` 0, which plans every row on the whole vocabulary, as before."""
     generator = torch.Generator().manual_seed(k)
     rows, vocab = 2000, 60
     sizes = torch.randint(1, 25, (rows,), generator=generator).tolist()  # draft supports
@@ -84,6 +64,8 @@ def test_the_same_decisions_from_the_same_seeds(k):
     valid = torch.rand(rows, k, generator=generator) < 0.9
     valid = valid.cumprod(-1).bool()  # a prefix of each row's candidates
     new = verify_optimal_per_node(target, draft, candidates, valid, torch.Generator().manual_seed(5))
-    old = _whole_vocabulary(target, draft, candidates, valid, torch.Generator().manual_seed(5))
-    assert torch.equal(new.accepted_index, old[0]) and torch.equal(new.token, old[1])
-    assert 0.1 < float((old[0] >= 0).double().mean()) < 0.95  # both accepting and rejecting nodes
+    monkeypatch.setattr(batched_optimal, "SUPPORT_SHARE", 0.0)  # no row is planned on its support
+    assert on_support(target[0], draft[0])[0] is None
+    old = verify_optimal_per_node(target, draft, candidates, valid, torch.Generator().manual_seed(5))
+    assert torch.equal(new.accepted_index, old.accepted_index) and torch.equal(new.token, old.token)
+    assert 0.1 < float((old.accepted_index >= 0).double().mean()) < 0.95  # accepting and rejecting nodes
