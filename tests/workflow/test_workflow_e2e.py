@@ -3,6 +3,7 @@ exactness audit holding where it must (exact verifiers at floating-point level, 
 
 import csv
 import json
+import os
 import re
 import shutil
 
@@ -78,14 +79,36 @@ def test_accepted_length_is_within_tree_depth(run_dir):
             assert 1.0 <= float(row["mean"]) <= depth
 
 
+def _dry_run(run_dir, config: list[str]) -> tuple[str, dict[str, int]]:
+    """A dry run of the finished `.test` workflow: its output and its job counts per rule."""
+    plan = snakemake(["-n", "--cores", "2", *config], run_dir, timeout=600).stdout
+    stats = plan.split("Job stats:", 1)[1].split("\n\n", 1)[0] if "Job stats:" in plan else ""
+    return plan, {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", stats, re.MULTILINE)}
+
+
 def _planned_jobs(run_dir, tmp_path, overlay: str) -> dict[str, int]:
     """Job counts of a dry run of the finished `.test` workflow with ``overlay`` (YAML) on top."""
     extra = tmp_path / "overlay.yaml"
     extra.write_text(overlay)
-    args = ["-n", "--cores", "2", *TEST_CONFIG[:2], str(extra), *TEST_CONFIG[2:]]
-    plan = snakemake(args, run_dir, timeout=600).stdout
-    stats = plan.split("Job stats:", 1)[1].split("\n\n", 1)[0] if "Job stats:" in plan else ""
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", stats, re.MULTILINE)}
+    return _dry_run(run_dir, [*TEST_CONFIG[:2], str(extra), *TEST_CONFIG[2:]])[1]
+
+
+def test_the_same_command_again_has_nothing_to_do(run_dir):
+    """A finished run is finished: the same command again plans no job (no rule records a path that
+    differs between invocations), while an edited notebook reruns `notebook` (and the report)."""
+    plan, jobs = _dry_run(run_dir, TEST_CONFIG)
+    assert jobs == {} and "Nothing to be done" in plan, plan[-3000:]
+    notebook = run_dir / "notebooks" / "results.ipynb"
+    text, stat = notebook.read_text(), notebook.stat()
+    cells = json.loads(text)
+    cells["cells"].append({"cell_type": "markdown", "metadata": {}, "source": ["An edit of the user's."]})
+    try:
+        notebook.write_text(json.dumps(cells, indent=1))
+        _, jobs = _dry_run(run_dir, TEST_CONFIG)
+    finally:
+        notebook.write_text(text)
+        os.utime(notebook, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert {"notebook", "report"} <= set(jobs) <= {"notebook", "report", "all", "total"}, jobs
 
 
 def test_changing_the_bootstrap_reruns_only_aggregation_and_the_report(run_dir, tmp_path):

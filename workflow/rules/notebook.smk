@@ -1,11 +1,19 @@
 # Stage 6: the results notebook, executed against this run's tables so that it never goes stale; it
-# redraws the main figures (the report rule draws the full set).
+# redraws the main figures (the report rule draws the full set). The notebook kept in git is an input,
+# named by its path in the repository (relative to the working directory): editing it reruns this rule,
+# and nothing recorded for provenance changes from one invocation to the next (`workflow.source_path`
+# would name a new temporary copy every time, so every rerun would see "params changed").
+
+NOTEBOOK_SOURCE = os.path.relpath(
+    os.path.join(workflow.basedir, "notebooks", "results.ipynb")
+)
 
 
 rule notebook:
     input:
         tables=expand(PATHS.table(), table=TABLES),
         nodes=[PATHS.exactness(run) for run in RUNS],
+        source=NOTEBOOK_SOURCE,
     output:
         notebook=f"{PATHS.reports}/results.ipynb",
     log:
@@ -13,7 +21,5 @@ rule notebook:
     conda:
         "../../environment.yml"
     threads: 1
-    params:
-        source=workflow.source_path("../../notebooks/results.ipynb"),
     script:
         "../scripts/notebook.py"
