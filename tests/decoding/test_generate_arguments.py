@@ -6,8 +6,10 @@ import math
 import pytest
 import torch
 
+from resispec.decoding import tree_specs, trees
 from resispec.decoding.arguments import SPEC_FORMS, tree_spec
 from resispec.decoding.engine import generate
+from resispec.decoding.tree_specs import MAX_NODES
 
 VOCAB = 12  # tiny_llama's vocabulary (tests/decoding/engine_helpers.py)
 IDS = torch.tensor([1, 2, 3, 4])
@@ -58,6 +60,12 @@ BAD_TREES = [
     ("blob", f"tree spec 'blob': not understood (expected {SPEC_FORMS})"),
     ("", "tree spec '': expected a Tree or a non-empty string"),
     (7, "tree spec 7: expected a Tree or a non-empty string"),
+    ("d40b4", f"tree spec 'd40b4': {(4**40 - 1) // 3:,} nodes, more than the {MAX_NODES} a tree may have"),
+    ("d12b6", f"tree spec 'd12b6': 435,356,467 nodes, more than the {MAX_NODES} a tree may have"),
+    ("chain1024", f"tree spec 'chain1024': 1,025 nodes, more than the {MAX_NODES} a tree may have"),
+    ("k64d18", f"tree spec 'k64d18': 1,089 nodes, more than the {MAX_NODES}"),
+    ("sequoia4096x8", f"tree spec 'sequoia4096x8': 4,096 nodes, more than the {MAX_NODES}"),
+    ("d9999999999b4", f"tree spec 'd9999999999b4': more than 2^4096 nodes, more than the {MAX_NODES}"),
 ]
 PROFILE_TREES = ["sequoia8x4", "auto", "auto-ers"]  # accepted by sheets; generate needs the pair profile
 
@@ -101,3 +109,31 @@ def test_a_one_row_batch_and_a_list_are_one_prompt(target_model, draft_model):
     assert torch.equal(_generate(target_model, draft_model, input_ids=IDS[None]).tokens, expected)
     assert torch.equal(_generate(target_model, draft_model, input_ids=IDS.tolist()).tokens, expected)
     assert torch.equal(_generate(target_model, draft_model, input_ids=IDS.int()).tokens, expected)
+
+
+@pytest.mark.parametrize("spec", ["d40b4", "d12b6", "chain5000", "k300d5", "k300c4", "sequoia9999x8"])
+def test_an_oversized_tree_is_refused_before_it_is_built(monkeypatch, spec):
+    """The node count comes from the spec's numbers: no builder runs for a tree above the cap."""
+
+    def no_build(*args, **kwargs):
+        raise AssertionError(f"a builder ran for {spec!r}")
+
+    for module, name in [
+        (trees, "complete"),
+        (trees, "chain"),
+        (tree_specs, "chains"),
+        (tree_specs, "sequoia"),
+    ]:
+        monkeypatch.setattr(module, name, no_build)
+    for check in (tree_spec, tree_specs.resolve):
+        with pytest.raises(ValueError, match=rf"tree spec {spec!r}: [\d,]+ nodes, more than the {MAX_NODES}"):
+            check(spec)
+
+
+@pytest.mark.parametrize("spec", ["d7b2", "d5b3", "d4b5", "d3b11", "d1b3", "chain6", "k3d4", "k2c3", "eagle"])
+def test_node_count_of_a_spec_is_the_built_trees(spec):
+    assert tree_specs.spec_nodes(spec) == tree_specs.resolve(spec).num_nodes
+
+
+def test_the_cap_itself_is_allowed():
+    assert tree_spec(f"chain{MAX_NODES - 1}").num_nodes == MAX_NODES

@@ -5,6 +5,7 @@ tokens, sampled nodes with full rows); every record names its pass, device, host
 
 import json
 import math
+import re
 import socket
 
 import pytest
@@ -44,7 +45,8 @@ def run(tmp_path_factory):
     )
     read = lambda name: [json.loads(line) for line in (root / name).read_text().splitlines()]  # noqa: E731
     return {"timing": read("raw.jsonl"), "audit": read("audit.jsonl"), "calls": calls,
-            "nodes": torch.load(root / "a.pt", weights_only=True)["nodes"], "prompts": prompts}  # fmt: skip
+            "nodes": torch.load(root / "a.pt", weights_only=True)["nodes"], "prompts": prompts,
+            "common": common, "root": root}  # fmt: skip
 
 
 def test_timing_pass_warms_up_interleaves_and_shares_seeds(run):
@@ -108,3 +110,30 @@ def test_fail_once_fails_each_matching_run_on_its_first_attempt_only(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["c4_T1_sequoia16x4.failed-once"]
     with pytest.raises(RuntimeError):
         fail_once({"testing": {"fail_once_dir": str(tmp_path)}}, {"run": "c4_T1_d3b3"})  # null: every run
+
+
+@pytest.mark.parametrize("command", ["decode", "audit-decode"])
+def test_an_oversized_tree_on_the_command_line_stops_before_any_model_loads(
+    run, monkeypatch, capsys, command
+):
+    """A job whose tree names 4^40 nodes is refused with its node count (exit status 2); no model loads,
+    and the records already written (a .partial of an earlier attempt) stay as they were."""
+    import resispec.models.loading
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("a model was loaded")
+
+    monkeypatch.setattr(resispec.models.loading, "load_model", no_load)
+    common = list(run["common"])
+    common[common.index("--job") + 1] = json.dumps({**JOB, "tree": "d40b4"})
+    records = run["root"] / f"{command}-oversized.jsonl"
+    partial = records.with_name(records.name + ".partial")
+    partial.write_text('{"kept": true}\n')
+    extra = ["--audit", str(run["root"] / "oversized.pt")] if command == "audit-decode" else []
+    with pytest.raises(SystemExit) as stopped:
+        main([command, *common, "--records", str(records), *extra])
+    assert stopped.value.code == 2
+    assert re.search(
+        r"argument --job: tree spec 'd40b4': [\d,]+ nodes, more than the 1024", capsys.readouterr().err
+    )
+    assert partial.read_text() == '{"kept": true}\n' and not records.exists()

@@ -58,6 +58,7 @@ def tree_spec(spec: Tree | str) -> Tree | None:
         return spec  # speculation pays (each step one target forward and its bonus token: autoregressive)
     if not isinstance(spec, str) or not spec.strip():
         raise _tree_error(spec, f"expected a Tree or a non-empty string ({SPEC_FORMS})")
+    tree_specs.check_nodes(spec)  # from the spec's numbers: nothing is built above the cap
     text = spec.strip().lower()
     if tree_specs.profile_methods(text):
         _check_profile_spec(spec, text)

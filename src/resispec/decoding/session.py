@@ -67,11 +67,12 @@ class DecodeSession:
         from resispec.models.loading import load_model
 
         device, dtype = settings.get("device", "cpu"), settings.get("dtype", "float32")
-        target = load_model(target_dir, device=device, dtype=dtype)
-        draft, ready = load_drafter(draft_dir, target, device=device, dtype=dtype)
+        ready = json.loads((draft_dir / "READY.json").read_text())
         profile = PairProfile.read(profile_path) if profile_path else None
-        tree = resolve(job["tree"], ready.get("position_acceptance"), profile=profile,
-                       temperature=float(job["temperature"]))  # fmt: skip
+        acceptance, temperature = ready.get("position_acceptance"), float(job["temperature"])
+        tree = resolve(job["tree"], acceptance, profile=profile, temperature=temperature)  # before any load
+        target = load_model(target_dir, device=device, dtype=dtype)
+        draft, _ = load_drafter(draft_dir, target, device=device, dtype=dtype)
         log.info("tree %s: %d nodes; device %s, dtype %s", job["tree"], tree.num_nodes, device, dtype)
         return cls(job, settings, target, draft, tree)
 
