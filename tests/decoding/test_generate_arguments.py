@@ -1,15 +1,20 @@
 """Bad arguments of `generate` stop at the boundary with a ValueError naming the argument and showing the
-bad value; every tree spec a sheet accepts is accepted (or, needing the pair profile, refused saying so)."""
+bad value; every tree spec a sheet accepts is accepted (or, needing the pair profile, refused saying so);
+a tree above the node cap is refused before it is built; a draft of another vocabulary is refused naming
+both sizes, and the package's own reduced-vocabulary draft decodes."""
 
 import math
 
 import pytest
 import torch
+from engine_helpers import tiny_llama
 
 from resispec.decoding import tree_specs, trees
-from resispec.decoding.arguments import SPEC_FORMS, tree_spec
+from resispec.decoding.arguments import SPEC_FORMS, output_vocab_size, tree_spec
+from resispec.decoding.drafters import ModelDrafter
 from resispec.decoding.engine import generate
 from resispec.decoding.tree_specs import MAX_NODES
+from resispec.models import reduced_vocab
 
 VOCAB = 12  # tiny_llama's vocabulary (tests/decoding/engine_helpers.py)
 IDS = torch.tensor([1, 2, 3, 4])
@@ -137,3 +142,31 @@ def test_node_count_of_a_spec_is_the_built_trees(spec):
 
 def test_the_cap_itself_is_allowed():
     assert tree_spec(f"chain{MAX_NODES - 1}").num_nodes == MAX_NODES
+
+
+def _counting_forwards(model) -> list:
+    calls = []
+    model.register_forward_hook(lambda *args: calls.append(1))
+    return calls
+
+
+@pytest.mark.parametrize("draft_vocab", [80, 48])
+def test_a_draft_of_another_vocabulary_is_refused_naming_both_sizes(draft_vocab):
+    """A plain Hugging Face draft whose vocabulary is not the target's stops before any forward."""
+    target, draft = tiny_llama(0, vocab=64), tiny_llama(1, vocab=draft_vocab)
+    forwards = _counting_forwards(target) + _counting_forwards(draft)
+    for given in (draft, ModelDrafter(draft)):
+        with pytest.raises(ValueError) as error:
+            _generate(target, given)
+        assert f"draft vocabulary: the draft scores {draft_vocab} tokens, the target 64" in str(error.value)
+    assert forwards == []
+
+
+def test_a_reduced_vocabulary_draft_of_this_package_still_decodes():
+    """The package's own reduced-vocabulary draft (q = 0 outside 20 of 64 tokens) keeps the full size."""
+    target, draft = tiny_llama(0, vocab=64), tiny_llama(1, vocab=64)
+    kept = torch.arange(0, 64, 3)[:20]
+    reduced_vocab.attach(draft, kept)
+    assert output_vocab_size(draft) == 64 and draft.get_output_embeddings().weight.shape[0] == 20
+    out = _generate(target, draft, max_new_tokens=6)
+    assert len(out.tokens) == 6 and out.tokens.max() < 64

@@ -137,3 +137,62 @@ def test_an_oversized_tree_on_the_command_line_stops_before_any_model_loads(
         r"argument --job: tree spec 'd40b4': [\d,]+ nodes, more than the 1024", capsys.readouterr().err
     )
     assert partial.read_text() == '{"kept": true}\n' and not records.exists()
+
+
+def _draft_dir(run, name: str, edit) -> list[str]:
+    """The run's command line with a copy of its draft directory changed by ``edit(directory)``."""
+    import shutil
+
+    directory = run["root"] / name
+    if not directory.exists():
+        shutil.copytree(run["root"] / "d", directory)
+        edit(directory)
+    common = list(run["common"])
+    common[common.index("--draft") + 1] = str(directory / "READY.json")
+    return common
+
+
+def _swap_two_tokens(directory) -> None:
+    tokenizer = json.loads((directory / "tokenizer.json").read_text())
+    vocab = tokenizer["model"]["vocab"]
+    (a, i), (b, j) = sorted(vocab.items(), key=lambda item: item[1])[65:67]
+    vocab[a], vocab[b] = j, i
+    (directory / "tokenizer.json").write_text(json.dumps(tokenizer))
+
+
+def _other_vocabulary(directory) -> None:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    for path in directory.glob("*.safetensors"):
+        path.unlink()
+    config = LlamaConfig(vocab_size=80, hidden_size=32, intermediate_size=64, num_hidden_layers=1)
+    LlamaForCausalLM(config).save_pretrained(directory)
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        (directory / name).unlink(missing_ok=True)  # a plain Hugging Face draft without a tokenizer
+
+
+def test_a_draft_with_another_tokenizer_stops_before_any_model_loads(run, monkeypatch):
+    """The draft directory's tokenizer maps two ids to other tokens: refused naming both directories and
+    the first id that differs, before a model loads."""
+    import resispec.models.loading
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("a model was loaded")
+
+    monkeypatch.setattr(resispec.models.loading, "load_model", no_load)
+    common = _draft_dir(run, "d-swapped", _swap_two_tokens)
+    records = run["root"] / "swapped.jsonl"
+    with pytest.raises(ValueError, match=r"do not share one tokenizer: .* token id 65 is "):
+        main(["decode", *common, "--records", str(records)])
+    assert not records.exists() and not records.with_name(records.name + ".partial").exists()
+
+
+def test_a_draft_of_another_vocabulary_stops_before_any_decoding(run, monkeypatch):
+    """A plain Hugging Face draft of 80 tokens beside the 258-token target: refused naming both sizes."""
+    calls = []
+    monkeypatch.setattr(DecodeSession, "timing_prompt", lambda *args: calls.append(args))
+    common = _draft_dir(run, "d-80", _other_vocabulary)
+    records = run["root"] / "other-vocab.jsonl"
+    with pytest.raises(ValueError, match=r"draft vocabulary: the draft scores 80 tokens, the target 258"):
+        main(["decode", *common, "--records", str(records)])
+    assert calls == [] and not records.exists()
