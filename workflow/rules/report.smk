@@ -2,14 +2,18 @@
 # PDF), the self-contained report.html and report.pdf (when latexmk exists).
 
 
+# The run's hardware and versions, one record per run_name; recorded again when its key (run name,
+# device, dtype, host, versions: resispec.workflow.steps.info.record_key) changes, since params rerun.
 rule environment:
     output:
-        out=f"{PATHS.results}/environment.json",
+        out=PATHS.environment(config["run_name"]),
     log:
-        PATHS.log("environment", "info"),
+        PATHS.log("environment", config["run_name"]),
     conda:
         "../../environment.yml"
     threads: 1
+    params:
+        run=record_key(config),
     script:
         "../scripts/info.py"
 
@@ -20,7 +24,7 @@ rule report:
         paper_limits=PATHS.table("paper_limits"),
         nodes=[PATHS.exactness(run) for run in RUNS],
         variants=[PATHS.exactness_variants(run) for run in RUNS],
-        environment=f"{PATHS.results}/environment.json",
+        environment=PATHS.environment(config["run_name"]),
         models=used_models(),
         notebook=f"{PATHS.reports}/results.ipynb",
     output:
