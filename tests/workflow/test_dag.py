@@ -75,12 +75,12 @@ def test_the_environment_is_recorded_per_run_and_again_when_its_key_changes(tmp_
     default in the same results folder gets its own."""
     results = tmp_path / "results"
     base = ["--cores", "1", "--config", f"results_dir={results}"]
-    snakemake(["environment", *base], REPO, timeout=300)
+    snakemake(["info", *base], REPO, timeout=300)
     record = json.loads((results / "environment" / "embedded-cpu-default.json").read_text())
     assert record["run_name"] == "embedded-cpu-default" and record["device"] == "cpu" and record["torch"]
-    assert "Nothing to be done" in snakemake(["-n", "environment", *base], REPO).stdout
-    changed = snakemake(["-n", "environment", *base, "dtype=bfloat16"], REPO).stdout
+    assert "Nothing to be done" in snakemake(["-n", "info", *base], REPO).stdout
+    changed = snakemake(["-n", "info", *base, "dtype=bfloat16"], REPO).stdout
     assert re.search(r"environment/embedded-cpu-default\.json", changed) and "Params have changed" in changed
     paper = snakemake(["-n", "report", *base, "--configfile", "config/paper.yaml"], REPO).stdout
     assert re.search(r"environment/paper-gpu\.json", paper)
-    assert re.search(r"^environment\s+1$", paper, re.MULTILINE)
+    assert re.search(r"^info\s+1$", paper, re.MULTILINE)

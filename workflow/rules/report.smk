@@ -2,13 +2,13 @@
 # PDF), the self-contained report.html and report.pdf (when latexmk exists).
 
 
-# The run's hardware and versions, one record per run_name; recorded again when its key (run name,
-# device, dtype, host, versions: resispec.workflow.steps.info.record_key) changes, since params rerun.
-rule environment:
+# `resispec info`: the run's hardware and versions, one record per run_name; made again when its key
+# (run name, device, dtype, host, versions: resispec.workflow.steps.info.record_key) changes, as params.
+rule info:
     output:
         out=PATHS.environment(config["run_name"]),
     log:
-        PATHS.log("environment", config["run_name"]),
+        PATHS.log("info", config["run_name"]),
     conda:
         "../../environment.yml"
     threads: 1
