@@ -37,13 +37,21 @@ rule report:
             caption="../report/figures.rst",
             category="Figures",
         ),
-        latex_tables=directory(f"{PATHS.reports}/tables"),
+        latex_tables=report(
+            directory(f"{PATHS.reports}/tables"),
+            patterns=["{name}.html"],
+            caption="../report/paper_table.rst",
+            category="Paper tables",
+        ),
     log:
         PATHS.log("report", "html"),
     conda:
         "../../environment.yml"
     threads: 1
     params:
+        # one caption per figure and paper table (resispec.report.captions): the caption templates of
+        # the outputs above pick theirs by name, and report.html shows the same text
+        captions=read_captions(),
         config=lambda wildcards: json.dumps(
             {
                 k: config[k]
