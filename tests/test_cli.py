@@ -30,6 +30,22 @@ def test_workflow_scripts_are_thin():
         assert any("run_from_snakemake" in line for line in code), script.name
 
 
+def test_every_rule_is_named_after_the_command_its_script_runs():
+    """rule NAME runs workflow/scripts/NAME.py, which runs `resispec NAME` (dashes for underscores)."""
+    import re
+
+    rules = {}
+    for path in (ROOT / "workflow" / "rules").glob("*.smk"):
+        for name, body in re.findall(r"^rule (\w+):\n((?:    .*\n|\n)*)", path.read_text(), re.MULTILINE):
+            if script := re.search(r'script:\s+"\.\./scripts/(\w+)\.py"', body):
+                rules[name] = script.group(1)
+    assert rules and all(name == script for name, script in rules.items()), rules
+    for name in rules:
+        code = (ROOT / "workflow" / "scripts" / f"{name}.py").read_text()
+        assert f'run_from_snakemake("{name.replace("_", "-")}", snakemake)' in code, name
+        assert name.replace("_", "-") in COMMANDS, name
+
+
 def test_validate_config_names_bad_key(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("data:\n  num_promts: 3\n")

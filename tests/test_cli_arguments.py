@@ -28,6 +28,8 @@ BAD_ARGUMENTS = [
     ),
     (["decode", "--job", "[1]"], "argument --job: must be a JSON object, got '[1]'"),
     (["decode", "--job", "{bad"], "argument --job: must be JSON (Expecting property name"),
+    (["decode", "--job", '{"tree": "d40b4"}'], "argument --job: tree spec 'd40b4': 402,975,273,204,876,"),
+    (["audit-decode", "--job", '{"tree": "d12b6"}'], "argument --job: tree spec 'd12b6': 435,356,467 nodes"),
     (["decode", "--settings", "3"], "argument --settings: must be a JSON object, got '3'"),
     (["decode", "--threads", "0"], "argument --threads: must be an integer >= 1, got '0'"),
     (

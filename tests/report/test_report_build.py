@@ -74,6 +74,17 @@ def test_html_embeds_every_figure_and_nothing_external(built):
     assert 'src="http' not in text and "<link" not in text
 
 
+def test_html_shows_the_caption_files_of_every_figure_and_paper_table(built):
+    """report.html takes its figure and table captions from resispec/report/captions/, not a copy."""
+    import html
+
+    from resispec.report.captions import caption, read_captions
+
+    text = html.unescape(built["result"]["html"].read_text(encoding="utf-8"))
+    shown = [name for name in read_captions() if caption(name) in text]
+    assert set(FIGURES) <= set(shown) and {"table1", "table4"} <= set(shown), shown
+
+
 def test_html_has_one_row_per_compared_cell(built):
     tables, comparison = built["page"].tables, built["comparison"]
     for name in PAPER_TABLES:

@@ -38,6 +38,7 @@ def test_defaults_come_from_the_schema():
         ({"models": {"m": {"source": "ftp:x"}}}, "models.m.source"),
         ({"models": {"m": {"train": {"target": "t", "layer": 2}}}}, "models.m.train.layer"),
         ({"testing": {"fail_once_runs": "sequoia("}}, "testing.fail_once_runs"),
+        ({"run_name": "my run/1"}, "run_name"),  # names the file results_dir/environment/RUN_NAME.json
     ],
 )
 def test_bad_key_or_type_is_named(config, key):

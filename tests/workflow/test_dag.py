@@ -1,5 +1,6 @@
 """The dry-run DAG of every configuration holds a job for every table and figure, offline."""
 
+import json
 import re
 
 import pytest
@@ -66,3 +67,20 @@ def test_timed_jobs_take_every_core():
         if match:  # Snakemake prints no threads line for one thread
             threads.setdefault(match.group(1), set()).add(int(found.group(1)) if found else 1)
     assert threads["decode"] == {3} and threads["audit_decode"] == {1} and threads["exactness"] == {1}
+
+
+def test_the_environment_is_recorded_per_run_and_again_when_its_key_changes(tmp_path):
+    """One record per run_name in results_dir/environment/, read by that run's report; a record made
+    under another device (or host, or versions) is made again, and the paper configuration run after the
+    default in the same results folder gets its own."""
+    results = tmp_path / "results"
+    base = ["--cores", "1", "--config", f"results_dir={results}"]
+    snakemake(["info", *base], REPO, timeout=300)
+    record = json.loads((results / "environment" / "embedded-cpu-default.json").read_text())
+    assert record["run_name"] == "embedded-cpu-default" and record["device"] == "cpu" and record["torch"]
+    assert "Nothing to be done" in snakemake(["-n", "info", *base], REPO).stdout
+    changed = snakemake(["-n", "info", *base, "dtype=bfloat16"], REPO).stdout
+    assert re.search(r"environment/embedded-cpu-default\.json", changed) and "Params have changed" in changed
+    paper = snakemake(["-n", "report", *base, "--configfile", "config/paper.yaml"], REPO).stdout
+    assert re.search(r"environment/paper-gpu\.json", paper)
+    assert re.search(r"^info\s+1$", paper, re.MULTILINE)

@@ -5,6 +5,7 @@ tokens, sampled nodes with full rows); every record names its pass, device, host
 
 import json
 import math
+import re
 import socket
 
 import pytest
@@ -44,7 +45,8 @@ def run(tmp_path_factory):
     )
     read = lambda name: [json.loads(line) for line in (root / name).read_text().splitlines()]  # noqa: E731
     return {"timing": read("raw.jsonl"), "audit": read("audit.jsonl"), "calls": calls,
-            "nodes": torch.load(root / "a.pt", weights_only=True)["nodes"], "prompts": prompts}  # fmt: skip
+            "nodes": torch.load(root / "a.pt", weights_only=True)["nodes"], "prompts": prompts,
+            "common": common, "root": root}  # fmt: skip
 
 
 def test_timing_pass_warms_up_interleaves_and_shares_seeds(run):
@@ -108,3 +110,89 @@ def test_fail_once_fails_each_matching_run_on_its_first_attempt_only(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["c4_T1_sequoia16x4.failed-once"]
     with pytest.raises(RuntimeError):
         fail_once({"testing": {"fail_once_dir": str(tmp_path)}}, {"run": "c4_T1_d3b3"})  # null: every run
+
+
+@pytest.mark.parametrize("command", ["decode", "audit-decode"])
+def test_an_oversized_tree_on_the_command_line_stops_before_any_model_loads(
+    run, monkeypatch, capsys, command
+):
+    """A job whose tree names 4^40 nodes is refused with its node count (exit status 2); no model loads,
+    and the records already written (a .partial of an earlier attempt) stay as they were."""
+    import resispec.models.loading
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("a model was loaded")
+
+    monkeypatch.setattr(resispec.models.loading, "load_model", no_load)
+    common = list(run["common"])
+    common[common.index("--job") + 1] = json.dumps({**JOB, "tree": "d40b4"})
+    records = run["root"] / f"{command}-oversized.jsonl"
+    partial = records.with_name(records.name + ".partial")
+    partial.write_text('{"kept": true}\n')
+    extra = ["--audit", str(run["root"] / "oversized.pt")] if command == "audit-decode" else []
+    with pytest.raises(SystemExit) as stopped:
+        main([command, *common, "--records", str(records), *extra])
+    assert stopped.value.code == 2
+    assert re.search(
+        r"argument --job: tree spec 'd40b4': [\d,]+ nodes, more than the 1024", capsys.readouterr().err
+    )
+    assert partial.read_text() == '{"kept": true}\n' and not records.exists()
+
+
+def _draft_dir(run, name: str, edit) -> list[str]:
+    """The run's command line with a copy of its draft directory changed by ``edit(directory)``."""
+    import shutil
+
+    directory = run["root"] / name
+    if not directory.exists():
+        shutil.copytree(run["root"] / "d", directory)
+        edit(directory)
+    common = list(run["common"])
+    common[common.index("--draft") + 1] = str(directory / "READY.json")
+    return common
+
+
+def _swap_two_tokens(directory) -> None:
+    tokenizer = json.loads((directory / "tokenizer.json").read_text())
+    vocab = tokenizer["model"]["vocab"]
+    (a, i), (b, j) = sorted(vocab.items(), key=lambda item: item[1])[65:67]
+    vocab[a], vocab[b] = j, i
+    (directory / "tokenizer.json").write_text(json.dumps(tokenizer))
+
+
+def _other_vocabulary(directory) -> None:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    for path in directory.glob("*.safetensors"):
+        path.unlink()
+    config = LlamaConfig(vocab_size=80, hidden_size=32, intermediate_size=64, num_hidden_layers=1)
+    LlamaForCausalLM(config).save_pretrained(directory)
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        (directory / name).unlink(missing_ok=True)  # a plain Hugging Face draft without a tokenizer
+
+
+def test_a_draft_with_another_tokenizer_stops_before_any_model_loads(run, monkeypatch):
+    """The draft directory's tokenizer maps two ids to other tokens: refused naming both directories and
+    the first id that differs, before a model loads."""
+    import resispec.models.loading
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("a model was loaded")
+
+    monkeypatch.setattr(resispec.models.loading, "load_model", no_load)
+    common = _draft_dir(run, "d-swapped", _swap_two_tokens)
+    records = run["root"] / "swapped.jsonl"
+    with pytest.raises(ValueError, match=r"do not share one tokenizer: .* token id 65 is "):
+        main(["decode", *common, "--records", str(records)])
+    assert not records.exists() and not records.with_name(records.name + ".partial").exists()
+
+
+def test_a_draft_of_another_vocabulary_stops_before_any_decoding(run, monkeypatch):
+    """A plain Hugging Face draft of 80 tokens beside the 258-token target: refused naming both sizes."""
+    calls = []
+    monkeypatch.setattr(DecodeSession, "timing_prompt", lambda *args: calls.append(args))
+    common = _draft_dir(run, "d-80", _other_vocabulary)
+    records = run["root"] / "other-vocab.jsonl"
+    with pytest.raises(ValueError, match=r"draft vocabulary: the draft scores 80 tokens, the target 258"):
+        main(["decode", *common, "--records", str(records)])
+    assert calls == [] and not records.exists()

@@ -26,6 +26,8 @@ BAD_TREES = [
     "auto-magic",
     "blob",
     "d4b2x",
+    "d40b4",
+    "d12b6",
 ]
 
 # (sheet body after the header, column named, text the message must hold)

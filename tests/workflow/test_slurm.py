@@ -37,7 +37,7 @@ from workflow_helpers import FAIL_ONCE, TEST_CONFIG, clean_env
 
 SCRIPTS = REPO / "scripts" / "slurm"
 PROFILE = REPO / "profiles" / "slurm"
-WORKFLOW_RULES = {"environment", "prepare_model", "prepare_data", "decode", "exactness", "aggregate"}
+WORKFLOW_RULES = {"info", "prepare_model", "prepare_data", "decode", "exactness", "aggregate"}
 WORKFLOW_RULES |= {"audit_decode", "profile_pair", "notebook", "report", "paper_limits", "all"}
 GPU_RULES = {"decode", "audit_decode", "prepare_model", "profile_pair"}
 LOCAL_RULES = {"all"}  # rules Snakemake runs in the main process (no action): never submitted

@@ -8,8 +8,10 @@ from snakemake.exceptions import WorkflowError
 
 from resispec.corpora import DATA_DIR_ENV, local_path
 from resispec.decoding.tree_specs import profile_methods
+from resispec.report.captions import read_captions
 from resispec.workflow.config import rule_settings, validate_config
 from resispec.workflow.sheets import expand_jobs, group_runs
+from resispec.workflow.steps.info import record_key
 from resispec.workflow.paths import WorkflowPaths
 
 config.update(validate_config(config))

@@ -2,14 +2,18 @@
 # PDF), the self-contained report.html and report.pdf (when latexmk exists).
 
 
-rule environment:
+# `resispec info`: the run's hardware and versions, one record per run_name; made again when its key
+# (run name, device, dtype, host, versions: resispec.workflow.steps.info.record_key) changes, as params.
+rule info:
     output:
-        out=f"{PATHS.results}/environment.json",
+        out=PATHS.environment(config["run_name"]),
     log:
-        PATHS.log("environment", "info"),
+        PATHS.log("info", config["run_name"]),
     conda:
         "../../environment.yml"
     threads: 1
+    params:
+        run=record_key(config),
     script:
         "../scripts/info.py"
 
@@ -20,7 +24,7 @@ rule report:
         paper_limits=PATHS.table("paper_limits"),
         nodes=[PATHS.exactness(run) for run in RUNS],
         variants=[PATHS.exactness_variants(run) for run in RUNS],
-        environment=f"{PATHS.results}/environment.json",
+        environment=PATHS.environment(config["run_name"]),
         models=used_models(),
         notebook=f"{PATHS.reports}/results.ipynb",
     output:
@@ -33,13 +37,21 @@ rule report:
             caption="../report/figures.rst",
             category="Figures",
         ),
-        latex_tables=directory(f"{PATHS.reports}/tables"),
+        latex_tables=report(
+            directory(f"{PATHS.reports}/tables"),
+            patterns=["{name}.html"],
+            caption="../report/paper_table.rst",
+            category="Paper tables",
+        ),
     log:
         PATHS.log("report", "html"),
     conda:
         "../../environment.yml"
     threads: 1
     params:
+        # one caption per figure and paper table (resispec.report.captions): the caption templates of
+        # the outputs above pick theirs by name, and report.html shows the same text
+        captions=read_captions(),
         config=lambda wildcards: json.dumps(
             {
                 k: config[k]

@@ -58,6 +58,7 @@ def tree_spec(spec: Tree | str) -> Tree | None:
         return spec  # speculation pays (each step one target forward and its bonus token: autoregressive)
     if not isinstance(spec, str) or not spec.strip():
         raise _tree_error(spec, f"expected a Tree or a non-empty string ({SPEC_FORMS})")
+    tree_specs.check_nodes(spec)  # from the spec's numbers: nothing is built above the cap
     text = spec.strip().lower()
     if tree_specs.profile_methods(text):
         _check_profile_spec(spec, text)
@@ -90,6 +91,42 @@ def vocab_size(model: torch.nn.Module) -> int:
     if embeddings is not None and hasattr(embeddings, "num_embeddings"):
         return int(embeddings.num_embeddings)
     return int(model.config.vocab_size)
+
+
+def output_vocab_size(model: torch.nn.Module) -> int:
+    """Columns of the model's logits: its output head's vocabulary (a reduced-vocabulary head of
+    `resispec.models.reduced_vocab` scores the full vocabulary, q = 0 outside its tokens), else its
+    config's vocab_size."""
+    head = getattr(model, "get_output_embeddings", lambda: None)()
+    for size in (getattr(head, "vocab_size", None), getattr(head, "out_features", None)):
+        if isinstance(size, int):
+            return size
+    return int(model.config.vocab_size)
+
+
+def pair_vocabularies(target_model: torch.nn.Module, draft) -> None:
+    """ValueError naming both sizes unless the draft scores the target's vocabulary (the verifiers compare
+    p and q token by token) and reads every token the target emits. ``draft``: a Hugging Face model or a
+    Drafter; a drafter without a ``model`` (EAGLE heads score with the target's own head) is not checked."""
+    model = draft if isinstance(draft, torch.nn.Module) else getattr(draft, "model", None)
+    if not isinstance(model, torch.nn.Module):
+        return
+    target_out, draft_out, draft_in = (
+        output_vocab_size(target_model),
+        output_vocab_size(model),
+        vocab_size(model),
+    )
+    if draft_out != target_out:
+        raise ValueError(
+            f"draft vocabulary: the draft scores {draft_out} tokens, the target {target_out}; draft and "
+            "target must share one vocabulary (a reduced-vocabulary draft, resispec.models.reduced_vocab, "
+            "keeps the target's size with q = 0 outside its tokens)"
+        )
+    if draft_in < target_out:
+        raise ValueError(
+            f"draft vocabulary: the draft reads {draft_in} token ids, fewer than the {target_out} the target "
+            "emits; draft and target must share one vocabulary"
+        )
 
 
 def prompt_ids(input_ids, vocab: int, device: torch.device | str) -> torch.Tensor:

@@ -12,7 +12,7 @@ import time
 
 import torch
 
-from resispec.decoding.arguments import generate_arguments
+from resispec.decoding.arguments import generate_arguments, pair_vocabularies
 from resispec.decoding.autoregressive import eos_ids
 from resispec.decoding.compiled import compile_mode_for, verify_mode_for
 from resispec.decoding.drafters import AcceptedNodes, Drafter, ModelDrafter
@@ -87,8 +87,9 @@ def generate(
     if generator is None:
         generator = torch.Generator(device=device)
         generator.seed()
-    verifier = _verifier(method, temperature, verifier_options)
     drafter = _as_drafter(draft)
+    pair_vocabularies(target_model, drafter)
+    verifier = _verifier(method, temperature, verifier_options)
     compile_mode, verify_mode = compile_mode_for(compile_mode, device), verify_mode_for(verify_mode, device)
     capacity = len(prompt) + max_new_tokens + tree.num_nodes + 1  # the tree on top of the longest prefix
     drafter.configure(capacity=capacity, compile_mode=compile_mode)

@@ -28,8 +28,20 @@ PASSES = ("timing", "audit")
 RECORD_META = ("dataset", "tree", "temperature", "target", "draft")
 
 
+def check_tokenizers(target_dir: Path, draft_dir: Path) -> None:
+    """ValueError naming both directories when the draft's saved tokenizer is not the target's (nothing is
+    checked when either carries none, e.g. an EAGLE head, which reads the target's own states)."""
+    from resispec.models.loading import tokenizer_mismatch
+
+    if reason := tokenizer_mismatch(target_dir, draft_dir):
+        raise ValueError(f"draft {draft_dir} and target {target_dir} do not share one tokenizer: {reason}")
+
+
 def load_drafter(draft_dir: Path, target_model, *, device: str, dtype: str):
-    """The draft of a job: a Hugging Face model, or an EagleDrafter around an EAGLE-1 head."""
+    """The draft of a job: a Hugging Face model, or an EagleDrafter around an EAGLE-1 head; a draft model
+    must share the target's vocabulary (`resispec.decoding.arguments.pair_vocabularies`). Check the pair's
+    tokenizers (`check_tokenizers`) before loading either model."""
+    from resispec.decoding.arguments import pair_vocabularies
     from resispec.models.loading import load_model
 
     ready = json.loads((draft_dir / "READY.json").read_text())
@@ -41,7 +53,9 @@ def load_drafter(draft_dir: Path, target_model, *, device: str, dtype: str):
         return EagleDrafter(head), ready
     from resispec.decoding.drafters.model_drafter import ModelDrafter
 
-    return ModelDrafter(load_model(draft_dir, device=device, dtype=dtype)), ready  # one drafter per run
+    drafter = ModelDrafter(load_model(draft_dir, device=device, dtype=dtype))  # one drafter per run
+    pair_vocabularies(target_model, drafter)
+    return drafter, ready
 
 
 def machine(device: str) -> dict:
@@ -67,11 +81,13 @@ class DecodeSession:
         from resispec.models.loading import load_model
 
         device, dtype = settings.get("device", "cpu"), settings.get("dtype", "float32")
-        target = load_model(target_dir, device=device, dtype=dtype)
-        draft, ready = load_drafter(draft_dir, target, device=device, dtype=dtype)
+        ready = json.loads((draft_dir / "READY.json").read_text())
         profile = PairProfile.read(profile_path) if profile_path else None
-        tree = resolve(job["tree"], ready.get("position_acceptance"), profile=profile,
-                       temperature=float(job["temperature"]))  # fmt: skip
+        acceptance, temperature = ready.get("position_acceptance"), float(job["temperature"])
+        tree = resolve(job["tree"], acceptance, profile=profile, temperature=temperature)  # before any load
+        check_tokenizers(target_dir, draft_dir)
+        target = load_model(target_dir, device=device, dtype=dtype)
+        draft, _ = load_drafter(draft_dir, target, device=device, dtype=dtype)
         log.info("tree %s: %d nodes; device %s, dtype %s", job["tree"], tree.num_nodes, device, dtype)
         return cls(job, settings, target, draft, tree)
 

@@ -19,6 +19,9 @@ import torch
 
 __all__ = ["Tree", "complete", "chain", "from_paths", "parse"]
 
+COMPLETE = re.compile(r"d(\d+)b(\d+)")  # dXbY: X levels counting the root, Y children per node
+CHAIN = re.compile(r"chain(\d+)")  # chainN: N drafted tokens
+
 
 @dataclass(frozen=True)
 class Tree:
@@ -165,8 +168,8 @@ def parse(spec: str | Tree) -> Tree:
     if isinstance(spec, Tree):
         return spec
     text = str(spec).strip().lower()
-    if m := re.fullmatch(r"d(\d+)b(\d+)", text):
+    if m := COMPLETE.fullmatch(text):
         return complete(int(m.group(1)), int(m.group(2)))
-    if m := re.fullmatch(r"chain(\d+)", text):
+    if m := CHAIN.fullmatch(text):
         return chain(int(m.group(1)))
     raise ValueError(f"tree spec {spec!r} not understood (expected 'd{{depth}}b{{branch}}' or 'chain{{n}}')")

@@ -17,7 +17,7 @@ from resispec.report import html as _html
 from resispec.report import latex as _latex
 from resispec.report.beside import beside_rows, paper_rows, with_beside
 from resispec.report.compare import compare_all
-from resispec.report.environment import collect_environment
+from resispec.report.environment import collect_environment, environment_note
 from resispec.report.findings import findings as _findings
 from resispec.report.glance import glance_html, glance_latex
 from resispec.report.models_table import model_rows, models_html
@@ -126,11 +126,7 @@ def build_report(
     texts, figure_paths = _tables_and_figures(data, out_dir, figures_dir, redraw)
     found = _findings(comparison, tables, nodes)
     our_models = models(pd.concat(list(tables.values()), ignore_index=True) if tables else None)
-    note = (
-        "Recorded by the run."
-        if environment
-        else "Collected where the report was built (no record from the run)."
-    )
+    note = environment_note(environment, config)
     context = _html.build_context(
         tables=_table_sections(texts, info, tables), figures=figure_paths, findings=found,
         nodes=nodes, config=config, environment=environment or collect_environment(),

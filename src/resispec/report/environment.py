@@ -57,3 +57,15 @@ def collect_environment() -> dict[str, str]:
     }
     info.update({name: _version(name) for name in PACKAGES})
     return info
+
+
+def environment_note(environment: dict | None, config: dict) -> str:
+    """The report's line above the hardware table: whose record it shows."""
+    if not environment:
+        return "Collected where the report was built (no record from the run)."
+    recorded, described = environment.get("run_name"), config.get("run_name")
+    if recorded is None:
+        return "Recorded by the run."
+    if described is not None and recorded != described:
+        return f"Recorded by run {recorded!r}, not by the run this report describes ({described!r})."
+    return f"Recorded by run {recorded!r} where it ran."

@@ -11,24 +11,10 @@ import jinja2
 import pandas as pd
 import yaml
 
+from resispec.report.captions import caption, read_captions
 from resispec.report.exactness import exact_law
 from resispec.report.tables import fmt_number, table_title
 
-FIGURE_CAPTIONS = {
-    "figure1": "Figure 1: acceptance rate of the i-th sibling candidate by temperature, per method (95% CI); "
-    "optimal is left out: it selects among all candidates at once, so it tries no candidate before another.",
-    "figure3": "Figure 3: time per decoding step split into drafting, target forward, verification (the "
-    "verifier's decisions), shaping and commit (cache cuts, drafter update) (left; the paper's 'target "
-    "verification' is our target forward + verification + commit; * = records before the split, whose "
-    "verification includes shaping and commit); the shaping cost split into budgeting, redistribution and "
-    "proxy formulation (right).",
-    "table3_plot": "Table 3 as a plot: speedup of ResiSpec over SpecInfer per tree, ours (95% CI) and paper.",
-    "table5_plot": "Table 5 as a plot: expected accepted length and efficiency against N (depth 4).",
-    "audit_scatter": "Per-node acceptance against its bound: alpha* for i.i.d. candidates (specinfer, ers, "
-    "optimal, resispec; optimal attains it, on the diagonal), alpha*_wor for sequoia; points above the "
-    "diagonal prove a verifier inexact.",
-    "audit_kl": "KL(p || output law) per method, log scale; the dashed line marks floating-point level.",
-}
 TABLE_FIGURES = {"table3": ["table3_plot"], "table5": ["table5_plot"]}
 
 
@@ -43,7 +29,7 @@ def embed_png(path: str | Path) -> str:
 
 
 def _figure(name: str, paths: dict) -> dict:
-    return {"name": name, "data": embed_png(paths["png"]), "caption": FIGURE_CAPTIONS.get(name, name)}
+    return {"name": name, "data": embed_png(paths["png"]), "caption": caption(name)}
 
 
 def _html_table(table_id: str, caption: str, header: list[str], rows: list[list[str]]) -> str:
@@ -91,6 +77,7 @@ def build_context(*, tables: list[dict], figures: dict, findings: dict, nodes: p
     audit_names = ("audit_scatter", "audit_kl")
     for table in tables:
         table["title"] = table_title(table["name"])
+        table["about"] = caption(table["name"]) if table["name"] in read_captions() else ""
         table["figures"] = [
             _figure(n, figures[n]) for n in TABLE_FIGURES.get(table["name"], []) if n in figures
         ]

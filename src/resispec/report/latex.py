@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from resispec.report.html import FIGURE_CAPTIONS
+from resispec.report.captions import caption
 from resispec.report.tables import latex_escape
 
 PREAMBLE = r"""\documentclass[10pt]{article}
@@ -28,11 +28,11 @@ LATEX_APT = "latexmk texlive-latex-base texlive-latex-recommended"
 
 
 def _figure_block(name: str, pdf: Path) -> str:
-    caption = latex_escape(FIGURE_CAPTIONS.get(name, name))
+    text = latex_escape(caption(name))
     return (
         "\\begin{figure}[H]\\centering\n"
         f"\\includegraphics[width=0.9\\linewidth,height=0.42\\textheight,keepaspectratio]{{{pdf.name}}}\n"
-        f"\\caption{{{caption}}}\n\\end{{figure}}\n"
+        f"\\caption{{{text}}}\n\\end{{figure}}\n"
     )
 
 

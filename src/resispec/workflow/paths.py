@@ -42,6 +42,10 @@ class WorkflowPaths:
     def log(self, rule: str, name: str) -> str:
         return f"{self.results}/logs/{rule}/{name}.log"
 
+    def environment(self, run_name: str = "{run_name}") -> str:
+        """The hardware and versions of one run (config `run_name`), recorded where it ran."""
+        return f"{self.results}/environment/{run_name}.json"
+
     def benchmark(self, rule: str, name: str) -> str:
         return f"{self.results}/benchmarks/{rule}/{name}.tsv"
 

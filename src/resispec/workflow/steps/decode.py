@@ -10,6 +10,7 @@ The workflow runs this job alone on the machine, with all the threads it is give
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import logging
 import re
@@ -22,6 +23,20 @@ from resispec.workflow.steps.common import add_settings, model_dir, set_threads
 HELP = "timing pass of one decoding run: raw per-prompt records (JSONL), audit logging off"
 log = logging.getLogger(__name__)
 WARMUP_PROMPTS = 1  # first calls pay one-off costs (allocator, lazy kernels, caches): one prompt absorbs them
+
+
+def decoding_job(text: str) -> dict:
+    """argparse type: the run as a JSON object whose tree spec the parser of `generate` and the sheets
+    accepts (a spec of more nodes than the cap stops here, before any model loads or resume file is read)."""
+    from resispec.decoding.arguments import tree_spec
+
+    job = json_object(text)
+    if "tree" in job:
+        try:
+            tree_spec(job["tree"])
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return job
 
 
 def add_run_arguments(parser, records_help: str) -> None:
@@ -38,7 +53,7 @@ def add_run_arguments(parser, records_help: str) -> None:
     )
     parser.add_argument("--records", required=True, help=records_help)
     parser.add_argument(
-        "--job", type=json_object, required=True, help="the run: configuration and methods (JSON)"
+        "--job", type=decoding_job, required=True, help="the run: configuration and methods (JSON)"
     )
     add_settings(parser)
 

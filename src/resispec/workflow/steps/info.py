@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 
-from resispec.workflow.cli_types import existing_file, positive_int
+from resispec.workflow.cli_types import existing_file, json_object, positive_int
 
 HELP = "print package versions, hardware and available devices (JSON)"
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("--out", help="also write the JSON to this file")
+    parser.add_argument(
+        "--run", type=json_object, help="the run the record describes (run_name, device, dtype: JSON)"
+    )
     parser.add_argument("--threads", type=positive_int, help="ignored (workflow bridge)")
     parser.add_argument("--plan", action="store_true", help="print the GPU plan of --configfile instead")
     parser.add_argument(
@@ -26,30 +29,39 @@ def add_arguments(parser) -> None:
     parser.add_argument("--gpu", default="a100-40gb", choices=sorted(GPUS), help="GPU of the plan")
 
 
-def collect() -> dict:
-    import os
-    import platform
+RECORD_VERSIONS = ("resispec", "torch", "transformers")  # a new version of these records the run again
+
+
+def record_key(config: dict) -> dict:
+    """What makes one run's environment record differ from another's: its name, device and dtype, the
+    machine the workflow runs on and the versions that compute the numbers. The workflow passes it as
+    the record rule's params, so a change of any (the paper configuration after the embedded default in
+    the same results folder, another machine) records the environment again."""
+    import socket
     from importlib import metadata
 
-    import torch
-
-    packages = ["resispec", "torch", "transformers", "snakemake", "scipy", "numpy", "datasets", "matplotlib"]
     versions = {}
-    for name in packages:
+    for name in RECORD_VERSIONS:
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             versions[name] = None
-    cuda = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-    return {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "cpu_count": os.cpu_count(),
-        "torch_threads": torch.get_num_threads(),
-        "cuda_devices": cuda,
-        "versions": versions,
-    }
+    keys = ("run_name", "device", "dtype")
+    return {**{key: config[key] for key in keys}, "host": socket.gethostname(), "versions": versions}
+
+
+def collect(run: dict | None = None) -> dict:
+    """The record: the run it describes (``record_key``), then the hardware and versions found here
+    (`resispec.report.environment.collect_environment`) and torch's thread count."""
+    import platform
+
+    import torch
+
+    from resispec.report.environment import collect_environment
+
+    described = {key: run[key] for key in ("run_name", "device", "dtype") if key in (run or {})}
+    here = {"host": platform.node(), **collect_environment(), "torch threads": str(torch.get_num_threads())}
+    return {**described, **here}
 
 
 def print_plan(args) -> int:
@@ -65,7 +77,7 @@ def print_plan(args) -> int:
 def run(args) -> int:
     if getattr(args, "plan", False):
         return print_plan(args)
-    text = json.dumps(collect(), indent=2)
+    text = json.dumps(collect(args.run), indent=2)
     print(text)
     if args.out:
         with open(args.out, "w") as handle:

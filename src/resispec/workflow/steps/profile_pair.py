@@ -32,7 +32,7 @@ def run(args) -> int:
     import torch
 
     from resispec.decoding.pair_profile import measure_pair
-    from resispec.decoding.session import load_drafter
+    from resispec.decoding.session import check_tokenizers, load_drafter
     from resispec.models.loading import load_model
     from resispec.models.preparation import heldout_contexts, training_texts
 
@@ -40,6 +40,7 @@ def run(args) -> int:
     settings, options = args.settings, args.profile_settings
     device, dtype = settings.get("device", "cpu"), settings.get("dtype", "float32")
     target_dir, draft_dir = model_dir(args.target), model_dir(args.draft)
+    check_tokenizers(target_dir, draft_dir)
     target = load_model(target_dir, device=device, dtype=dtype)
     drafter, _ = load_drafter(draft_dir, target, device=device, dtype=dtype)
     texts = training_texts(settings.get("data", {}))

@@ -33,6 +33,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--figures", required=True, help="output folder of figures")
     parser.add_argument("--latex-tables", dest="latex_tables", help="output folder of LaTeX/HTML tables")
     parser.add_argument("--config", type=json_object, default={}, help="the run's configuration (JSON)")
+    parser.add_argument(
+        "--captions",
+        type=json_object,
+        help="ignored: the captions (resispec.report.captions) the Snakemake report's caption templates "
+        "pick from; report.html reads the same files",
+    )
     add_settings(parser)
 
 
