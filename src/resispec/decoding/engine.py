@@ -103,7 +103,14 @@ def generate(
     wall = time.perf_counter() - start
     loop.fill_times(steps)
     new_tokens = loop.ids[len(prompt) : len(prompt) + sum(s.accepted_length for s in steps)].clone()
-    return GenerateOutput(new_tokens, steps, wall_s=wall, prompt_len=len(prompt))
+    return GenerateOutput(
+        new_tokens,
+        steps,
+        wall_s=wall,
+        prompt_len=len(prompt),
+        compile_mode=compile_mode,
+        verify_mode=verify_mode,
+    )
 
 
 def _record(result, accepted_length: int) -> StepRecord:

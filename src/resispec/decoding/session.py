@@ -95,6 +95,7 @@ class DecodeSession:
                 temperature=temperature,
                 max_new_tokens=budget,
                 generator=generator,
+                compile_mode=self.settings.get("compile", "auto"),
             )
         return generate(
             self.target_model, self.draft, input_ids, method=method, tree=self.tree, temperature=temperature,
