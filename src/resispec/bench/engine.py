@@ -100,8 +100,17 @@ def _profile(args, target, draft, drafter, prompts):
     held_out = runs.load_prompts(args.target, args.prompts + 8, args.prompt_tokens, args.device,
                                  dataset=args.dataset, vocab=vocab)[args.prompts :]  # fmt: skip
     settings = {"candidates": 8, "repeats": 3, "max_nodes": 64, "max_depth": 8}
-    return measure_pair(target, draft, drafter, held_out or prompts, temperatures=[args.temperature],
-                        methods=args.methods, settings=settings)  # fmt: skip
+    return measure_pair(
+        target,
+        draft,
+        drafter,
+        held_out or prompts,
+        temperatures=[args.temperature],
+        methods=args.methods,
+        settings=settings,
+        compile_mode=args.compile,
+        verify_mode=args.verify_mode,
+    )
 
 
 def _tree_names(args) -> list[tuple[str, str, str]]:
