@@ -132,30 +132,26 @@ def test_the_profile_times_the_engine_that_runs(
     monkeypatch.setattr(costs, "sync", lambda device: syncs.append(device))
     context = torch.randint(1, 12, (80,), generator=torch.Generator().manual_seed(0))
     settings = {"candidates": 2, "repeats": 2, "max_nodes": 2, "max_depth": 3}
-    measured = pair_profile.measure_pair(
-        target_model,
-        draft_model,
-        ModelDrafter(draft_model),
-        [context],
-        temperatures=[1.0],
-        methods=["specinfer"],
-        settings=settings,
-        compile_mode="default",
-        verify_mode="tree",
-    )
+    drafter, methods = ModelDrafter(draft_model), ["specinfer"]
+
+    def measure(**modes):
+        return pair_profile.measure_pair(
+            target_model,
+            draft_model,
+            drafter,
+            [context],
+            temperatures=[1.0],
+            methods=methods,
+            settings=settings,
+            **modes,
+        )
+
+    measured = measure(compile_mode="default", verify_mode="tree")
     assert eager_backend["stats"]["unique_graphs"] >= 2
     assert calls and max(calls) > 1 and len(syncs) >= 2 * len(calls) - 2  # batched rows, clocks after syncs
     path = tmp_path / "profile.json"
     path.write_text(measured.to_json())
     meta = profile.PairProfile.read(path).meta
     assert (meta["compile_mode"], meta["verify_mode"]) == ("default", "tree")
-    eager = pair_profile.measure_pair(
-        target_model,
-        draft_model,
-        ModelDrafter(draft_model),
-        [context],
-        temperatures=[1.0],
-        methods=["specinfer"],
-        settings=settings,
-    )
+    eager = measure()
     assert (eager.meta["compile_mode"], eager.meta["verify_mode"]) == ("none", "path")  # a CPU's choices
