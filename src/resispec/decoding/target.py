@@ -73,15 +73,16 @@ class TargetModel:
     def prefill(self, prompt: torch.Tensor) -> torch.Tensor | None:
         """Cache the prompt minus its last token; returns features [P-1, H] when wanted.
 
-        On the model's first prompt of two tokens or more, also decides (once per model:
+        On the model's first prompt of two tokens or more, also decides (once per model and head module:
         ``decided_once``) whether output_embeddings(last hidden state) reproduces the model's logits; if
         so tree forwards skip the model's own vocabulary projection and ``probs`` projects only the rows
         the verification asks for.
         """
         self.cache.length, self.head = 0, None
         if len(prompt) < 2:
-            usable = decided_once(self.model, "head")  # None: no prompt has decided it yet
-            self.head = self.model.get_output_embeddings() if usable else None
+            head = self.model.get_output_embeddings()
+            usable = decided_once(self.model, f"head {id(head)}")  # None: no prompt has decided it yet
+            self.head = head if usable else None
             self._bind()
             return None
         count = len(prompt) - 1
@@ -99,7 +100,9 @@ class TargetModel:
         hidden = out.hidden_states[-1][0]  # [P-1, H]
         head = self.model.get_output_embeddings()
         usable = head is not None and decided_once(
-            self.model, "head", lambda: head_reproduces(head(hidden[-1]), out.logits[0, -1], self.dtype)
+            self.model,
+            f"head {id(head)}",
+            lambda: head_reproduces(head(hidden[-1]), out.logits[0, -1], self.dtype),
         )
         self.head = head if usable else None
         self._bind()

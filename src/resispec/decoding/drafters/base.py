@@ -66,6 +66,10 @@ class Drafter(ABC):
     def reset(self) -> None:  # noqa: B027 - optional hook
         """Forget any state from a previous sequence."""
 
+    def warm_up(self, tree: Tree, prompt: torch.Tensor) -> None:  # noqa: B027 - optional hook
+        """Run every fixed-shape forward a generation of ``tree`` may compile (the engine's ``warm_up``,
+        after ``configure``; the state is reset afterwards); ``prompt`` long [L], a prompt of the run."""
+
     @abstractmethod
     def propose(
         self,
