@@ -9,7 +9,9 @@ import torch
 from engine_helpers import tiny_llama
 from scipy.stats import chisquare
 
+from resispec.decoding import compiled
 from resispec.decoding.autoregressive import sample
+from resispec.decoding.engine import generate
 
 PROMPT = torch.tensor([1, 5, 3, 7])
 ALPHA = 0.001  # chi-square significance (fixed seed)
@@ -63,3 +65,30 @@ def test_same_seed_same_tokens(target_model):
         for _ in range(2)
     ]  # fmt: skip
     assert torch.equal(*runs) and len(set(itertools.chain(runs[0].tolist()))) > 1
+
+
+def test_the_baseline_runs_the_runs_compile_mode_on_the_static_cache(eager_backend, target_model):
+    """The same engine settings as the methods: the static cache of tree decoding and the run's compile
+    mode (one graph for the one-token forward, reused by a second prompt of another length), greedy
+    tokens still Hugging Face's; records name the modes it ran with."""
+    ref = target_model.generate(PROMPT[None], max_new_tokens=10, do_sample=False, eos_token_id=None)[0, 4:]
+    kwargs = {"temperature": 0, "max_new_tokens": 10, "eos_token_id": [], "capacity": 40}
+    out = sample(target_model, PROMPT, generator=torch.Generator(), compile_mode="default", **kwargs)
+    graphs = eager_backend["stats"]["unique_graphs"]
+    assert graphs >= 1 and torch.equal(out.tokens, ref)
+    cache = compiled.static_cache(target_model, "target", 1)
+    assert cache.capacity >= 40 and all(k is not None for k in cache.keys)  # written by the baseline
+    sample(target_model, PROMPT[:3], generator=torch.Generator(), compile_mode="default", **kwargs)
+    assert eager_backend["stats"]["unique_graphs"] == graphs
+    record = out.to_record(method="autoregressive")
+    assert (record["compile_mode"], record["verify_mode"]) == ("default", "none")
+    eager = sample(target_model, PROMPT, generator=torch.Generator(), **kwargs).to_record()
+    assert (eager["compile_mode"], eager["verify_mode"]) == ("none", "none")  # "auto" on a CPU
+
+
+def test_engine_records_name_the_modes_they_ran_with(target_model, draft_model):
+    kwargs = {"tree": "d2b2", "max_new_tokens": 4, "generator": torch.Generator().manual_seed(0)}
+    record = generate(target_model, draft_model, PROMPT, **kwargs).to_record()
+    assert (record["compile_mode"], record["verify_mode"]) == ("none", "path")  # the CPU's choices
+    record = generate(target_model, draft_model, PROMPT, verify_mode="tree", **kwargs).to_record()
+    assert record["verify_mode"] == "tree"

@@ -32,6 +32,9 @@ def test_bench_engine_runs_every_system_on_a_synthetic_pair(tmp_path, capsys):
         assert set(row["share"]) == {"draft", "target", "verify", "shaping", "commit", "other"}
         share, low, high = row["overhead"]  # (step - draft - target) / step after each prompt's first step
         assert 0 < share < 1 and (low <= share <= high or low != low)  # NaN ends: no interval
+    modes = [(r["compile_mode"], r["verify_mode"]) for r in rows]  # the CPU's choices, HF's own
+    assert modes == [("none", "none"), ("eager", "hf")] + [("none", "path")] * 4
+    assert "x HF-asst(eager)" in text
     assert rows[2]["tree"].startswith("auto(")
     assert rows[0]["parents"] is None and rows[1]["parents"] is None
     assert rows[2]["tree"] == f"auto({len(rows[2]['parents'])})" and rows[2]["parents"][0] == -1

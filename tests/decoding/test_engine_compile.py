@@ -20,19 +20,6 @@ from resispec.models.eagle_head import new_eagle_head
 PROMPT = torch.tensor([1, 5, 3, 7])
 
 
-@pytest.fixture
-def eager_backend(monkeypatch):
-    import torch._dynamo
-
-    def capture(fn, mode):
-        return torch.compile(fn, backend="eager", dynamic=False)
-
-    monkeypatch.setattr(compiled, "_compile", capture)
-    torch._dynamo.reset()
-    yield torch._dynamo.utils.counters
-    torch._dynamo.reset()
-
-
 @pytest.mark.slow  # dynamo traces ~10 graphs per drafter: minutes on shared CPU cores
 @pytest.mark.parametrize("drafter", ["model", "eagle"])
 def test_compiled_greedy_equals_hf_and_does_not_recompile(eager_backend, target_model, draft_model, drafter):

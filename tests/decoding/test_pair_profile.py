@@ -113,3 +113,45 @@ def test_measured_costs_on_tiny_models(target_model, draft_model):
     )
     with pytest.raises(ValueError, match="too short"):
         costs.proposal_seconds(drafter, context[:5], trees.chain(2), draws="with_replacement", repeats=3)
+
+
+def test_the_profile_times_the_engine_that_runs(
+    eager_backend, monkeypatch, tmp_path, target_model, draft_model
+):
+    """The cost profile is measured with the run's compile mode (the target's tree forward and the
+    drafter's forwards captured), the verifiers as the engine calls them (``verify_rows``, every row in one
+    call in "tree" mode) between synchronisations, and the profile JSON names both modes."""
+    from resispec.decoding import pair_profile
+    from resispec.verify import batched
+
+    calls, syncs = [], []
+    original = batched.verify_rows
+    monkeypatch.setattr(
+        batched, "verify_rows", lambda *a, **k: calls.append(a[1].shape[0]) or original(*a, **k)
+    )
+    monkeypatch.setattr(costs, "sync", lambda device: syncs.append(device))
+    context = torch.randint(1, 12, (80,), generator=torch.Generator().manual_seed(0))
+    settings = {"candidates": 2, "repeats": 2, "max_nodes": 2, "max_depth": 3}
+    drafter, methods = ModelDrafter(draft_model), ["specinfer"]
+
+    def measure(**modes):
+        return pair_profile.measure_pair(
+            target_model,
+            draft_model,
+            drafter,
+            [context],
+            temperatures=[1.0],
+            methods=methods,
+            settings=settings,
+            **modes,
+        )
+
+    measured = measure(compile_mode="default", verify_mode="tree")
+    assert eager_backend["stats"]["unique_graphs"] >= 2
+    assert calls and max(calls) > 1 and len(syncs) >= 2 * len(calls) - 2  # batched rows, clocks after syncs
+    path = tmp_path / "profile.json"
+    path.write_text(measured.to_json())
+    meta = profile.PairProfile.read(path).meta
+    assert (meta["compile_mode"], meta["verify_mode"]) == ("default", "tree")
+    eager = measure()
+    assert (eager.meta["compile_mode"], eager.meta["verify_mode"]) == ("none", "path")  # a CPU's choices

@@ -21,6 +21,7 @@ rule audit_decode:
         # the same models on the same device as the timing pass: decode's resources
         mem_mb=rule_resource("decode", "mem_mb"),
         runtime=rule_resource("decode", "runtime"),
+        gpu=gpu_jobs(),
     params:
         job=run_json,
         settings=settings_json("audit_decode"),

@@ -20,6 +20,7 @@ rule decode:
     resources:
         mem_mb=rule_resource("decode", "mem_mb"),
         runtime=rule_resource("decode", "runtime"),
+        gpu=gpu_jobs(),
     params:
         job=run_json,
         settings=settings_json("decode"),

@@ -17,6 +17,7 @@ rule prepare_model:
     resources:
         mem_mb=rule_resource("prepare_model", "mem_mb"),
         runtime=rule_resource("prepare_model", "runtime"),
+        gpu=gpu_jobs(),
     params:
         model="{model}",
         spec=lambda wildcards: model_spec(wildcards.model),

@@ -20,6 +20,7 @@ rule profile_pair:
         # measured on the device decode runs on, with the same models: decode's resources
         mem_mb=rule_resource("decode", "mem_mb"),
         runtime=rule_resource("decode", "runtime"),
+        gpu=gpu_jobs(),
     params:
         temperatures=lambda wildcards: pair_needs(wildcards)["temperatures"],
         methods=lambda wildcards: pair_needs(wildcards)["methods"],

@@ -3,8 +3,10 @@
 ``python -m resispec.bench engine --target DIR --draft DIR [--trees auto,chain4,d4b2] [--methods ...]``
 decodes the same prompts with every system in one run, round-robin per prompt (so drifting machine
 load hits every system alike), the same seed per prompt for every system, after a warm-up. It prints
-tokens/s, the speedup over plain autoregressive ``generate`` and over HF assisted generation (its
-default dynamic schedule) with paired bootstrap 95% intervals over prompts, the accepted length (new
+tokens/s, the speedup over the autoregressive baseline (the target alone on the engine's static cache with
+the engine's compile mode, ``decoding.autoregressive``) and over HF assisted generation (its default
+dynamic schedule; eager, its own cache: it cannot take the engine's modes, so the table says so beside
+its ratio) with paired bootstrap 95% intervals over prompts, the accepted length (new
 tokens per target forward), the engine's share of its wall time spent drafting / in the target forward /
 verifying / shaping / committing / elsewhere (prefill, loop) and its overhead share (step - drafting -
 target forward) / step over the steps after the first (``resispec.bench.overhead``). Tree ``auto`` is
@@ -31,7 +33,7 @@ from resispec.bench.engine_report import GOALS, print_rows, summarise
 from resispec.bench.engine_runs import synthetic_pair
 from resispec.bench.overhead import cpu_overhead_lines
 from resispec.decoding.arguments import tree_spec
-from resispec.decoding.compiled import compile_mode_for
+from resispec.decoding.compiled import compile_mode_for, verify_mode_for
 from resispec.decoding.tree_specs import profile_methods, resolve
 
 __all__ = ["main", "run", "synthetic_pair", "GOALS", "DEFAULT_PAIR"]
@@ -98,8 +100,17 @@ def _profile(args, target, draft, drafter, prompts):
     held_out = runs.load_prompts(args.target, args.prompts + 8, args.prompt_tokens, args.device,
                                  dataset=args.dataset, vocab=vocab)[args.prompts :]  # fmt: skip
     settings = {"candidates": 8, "repeats": 3, "max_nodes": 64, "max_depth": 8}
-    return measure_pair(target, draft, drafter, held_out or prompts, temperatures=[args.temperature],
-                        methods=args.methods, settings=settings)  # fmt: skip
+    return measure_pair(
+        target,
+        draft,
+        drafter,
+        held_out or prompts,
+        temperatures=[args.temperature],
+        methods=args.methods,
+        settings=settings,
+        compile_mode=args.compile,
+        verify_mode=args.verify_mode,
+    )
 
 
 def _tree_names(args) -> list[tuple[str, str, str]]:
@@ -144,7 +155,20 @@ def _time(config, target, draft, drafter, ids, args, seed, prefill_s=0.0) -> run
         return runs.engine_generate(target, drafter, ids, method=method, tree=tree, prefill_s=prefill_s,
                                     compile_mode=args.compile, verify_mode=args.verify_mode,
                                     **common)  # fmt: skip
-    return runs.hf_generate(target, ids, assistant=draft if system == "hf_assisted" else None, **common)
+    if system == "autoregressive":
+        return runs.autoregressive_generate(target, ids, compile_mode=args.compile, **common)
+    return runs.hf_generate(target, ids, assistant=draft, **common)
+
+
+def modes(system: str, args) -> dict:
+    """The ``compile_mode`` / ``verify_mode`` a system ran with (resolved for the device): the engine's
+    options for the engine and the autoregressive baseline (which verifies nothing), ``runs.HF_MODE``
+    for HF assisted generation."""
+    device = torch.device(args.device)
+    if system == "hf_assisted":
+        return {"compile_mode": runs.HF_MODE, "verify_mode": "hf"}
+    verify = verify_mode_for(args.verify_mode, device) if system == "engine" else "none"
+    return {"compile_mode": compile_mode_for(args.compile, device), "verify_mode": verify}
 
 
 def run(argv=None) -> list[dict]:
@@ -188,7 +212,8 @@ def run(argv=None) -> list[dict]:
                     _time(configs[index], target, draft, drafter, ids, args, args.seed + p, prefill)
                 )
             _progress(repeat * len(prompts) + p + 1, total, time.perf_counter() - start, len(configs))
-    return summarise(configs, timed, seed=args.seed)
+    rows = summarise(configs, timed, seed=args.seed)
+    return [{**row, **modes(row["system"], args)} for row in rows]
 
 
 def _warmup_tokens(args) -> int:

@@ -61,8 +61,10 @@ def summarise(configs, timed, *, seed: int = 0) -> list[dict]:
 def print_rows(rows: list[dict]) -> None:
     bases = [name for name in GOALS if f"x_{name}" in rows[0]]
     head = f"{'system':<15}{'tree':<13}{'method':<14}{'tok/s':>8}{'acc.len':>8}"
-    head += "".join(f"{'x ' + ('AR' if b == 'autoregressive' else 'HF-asst'):>22}" for b in bases)
-    print(head + "   share % draft/target/verify/shaping/commit/other   overhead %")
+    hf_mode = next((r.get("compile_mode") for r in rows if r["system"] == "hf_assisted"), None)
+    names = {"autoregressive": "AR", "hf_assisted": f"HF-asst({hf_mode})" if hf_mode else "HF-asst"}
+    head += "".join(f"{'x ' + names[b]:>22}" for b in bases)
+    print(head + "   share % draft/target/verify/shaping/commit/other   overhead %   compile/verify")
     for r in rows:
         line = f"{r['system']:<15}{r['tree']:<13}{r['method']:<14}"
         line += f"{r['tokens_per_s']:>8.2f}{r['accepted_length']:>8.2f}"
@@ -72,6 +74,8 @@ def print_rows(rows: list[dict]) -> None:
         if "share" in r:
             line += "   " + "/".join(f"{100 * r['share'][k]:.0f}" for k in (*PARTS, "other"))
             line += f"   {100 * r['overhead'][0]:.1f}"
+        if "compile_mode" in r:
+            line += f"   {r['compile_mode']}/{r['verify_mode']}"
         print(line)
     engine = [r for r in rows if r["system"] == "engine" and r["method"] in EXACT]
     if engine:

@@ -1,5 +1,7 @@
-"""The systems the engine benchmark times, one prompt at a time: Hugging Face ``generate`` (plain
-autoregressive or assisted by the draft) and the tree engine; plus its prompts and a synthetic pair."""
+"""The systems the engine benchmark times, one prompt at a time: the autoregressive baseline (the target
+alone, ``decoding.autoregressive``: the engine's static cache and compile mode), Hugging Face assisted
+generation (its own eager forwards and dynamic cache: ``HF_MODE``) and the tree engine; plus its prompts
+and a synthetic pair."""
 
 from __future__ import annotations
 
@@ -14,6 +16,10 @@ FALLBACK_PROMPTS = (
     "Question: Why is the sky blue?\nAnswer:",
     "Once upon a time, in a small village by the sea,",
 )
+
+
+#: how Hugging Face assisted generation runs (it cannot take the engine's modes): printed beside its ratio
+HF_MODE = "eager"
 
 
 class Timed(NamedTuple):
@@ -79,6 +85,25 @@ def hf_generate(target, ids, *, max_new_tokens: int, temperature: float, seed: i
         seconds = time.perf_counter() - start
     counter.handle.remove()
     return Timed(out.shape[1] - len(ids), seconds, max(counter.calls, 1))  # the prefill yields a token
+
+
+def autoregressive_generate(
+    target, ids, *, max_new_tokens: int, temperature: float, seed: int, compile_mode: str | None = None
+) -> Timed:
+    """The autoregressive baseline on one prompt with the engine's ``compile_mode`` (None: the device's)
+    and the same seed protocol as the engine (a ``torch.Generator`` on the prompt's device)."""
+    from resispec.decoding.autoregressive import sample
+
+    generator = torch.Generator(device=ids.device).manual_seed(seed)
+    out = sample(
+        target,
+        ids,
+        temperature=temperature,
+        max_new_tokens=max_new_tokens,
+        generator=generator,
+        compile_mode=compile_mode,
+    )
+    return Timed(len(out.tokens), out.wall_s, max(len(out.steps), 1))
 
 
 def engine_kwargs(generate, *, method: str, tree, temperature: float, max_new_tokens: int, seed: int,

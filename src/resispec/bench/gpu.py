@@ -191,7 +191,7 @@ def _configs(target, draft, prompt, args) -> list[tuple[str, str, object]]:
     auto = {}
     if "auto" in specs:
         print("[bench gpu] measuring the pair profile for tree auto", file=sys.stderr, flush=True)
-        auto = auto_trees(target, draft, prompt, methods, args.temperature)
+        auto = auto_trees(target, draft, prompt, methods, args.temperature, compile_mode=args.compile)
     return [(spec, m, auto[m] if spec == "auto" else resolve(spec)) for spec in specs for m in methods]
 
 

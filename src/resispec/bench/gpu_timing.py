@@ -103,15 +103,32 @@ AUTO_PROFILE = {"candidates": 8, "repeats": 3, "max_nodes": 128, "max_depth": 8}
 AUTO_CONTEXT = 49
 
 
-def auto_trees(target, draft, prefix: torch.Tensor, methods: list[str], temperature: float) -> dict:
+def auto_trees(
+    target,
+    draft,
+    prefix: torch.Tensor,
+    methods: list[str],
+    temperature: float,
+    *,
+    compile_mode: str | None = None,
+) -> dict:
     """Tree ``auto`` per method (``auto-<method>``: Sequoia's hardware-aware tree for that verifier) from a
-    pair profile measured here; ``target`` / ``draft`` as the engine takes them."""
+    pair profile measured here with the pass's ``compile_mode``; ``target`` / ``draft`` as the engine
+    takes them."""
     from resispec.decoding.drafters import ModelDrafter
     from resispec.decoding.pair_profile import measure_pair
     from resispec.decoding.tree_specs import resolve
 
-    profile = measure_pair(target, draft, ModelDrafter(draft), [prefix[:AUTO_CONTEXT]],
-                           temperatures=[temperature], methods=methods, settings=AUTO_PROFILE)  # fmt: skip
+    profile = measure_pair(
+        target,
+        draft,
+        ModelDrafter(draft),
+        [prefix[:AUTO_CONTEXT]],
+        temperatures=[temperature],
+        methods=methods,
+        settings=AUTO_PROFILE,
+        compile_mode=compile_mode,
+    )
     return {m: resolve(f"auto-{m}", profile=profile, temperature=temperature) for m in methods}
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "verify_mode_for",
     "static_cache",
     "maybe_compile",
+    "decided_once",
 ]
 
 COMPILE_MODES = ("auto", "none", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -65,6 +66,18 @@ def _state(model) -> dict:
     if model not in _STATE:
         _STATE[model] = {}
     return _STATE[model]
+
+
+def decided_once(model, name: str, decide=None):
+    """The model's ``name`` decision: ``decide()`` on the first call, kept for the model's later calls
+    (e.g. the head check: a flip from one prompt to the next would recompile the compiled forwards);
+    ``decide=None`` only reads it (None while undecided)."""
+    state = _state(model)
+    if ("decided", name) not in state:
+        if decide is None:
+            return None
+        state[("decided", name)] = decide()
+    return state[("decided", name)]
 
 
 def num_layers(model) -> int:

@@ -3,6 +3,9 @@ number of tree nodes, of the drafter's proposal against the tree's shape, and of
 
 Measured once per pair in the workflow (warmed up, median of repeats, on a held-out context), it lets
 ``resispec.decoding.auto_tree`` size trees for the hardware as Sequoia's hardware-aware optimiser does.
+It times the engine that runs: the target's tree forward and the drafter's forwards with the run's
+``compile_mode`` (compiled graphs built by the warm-up), the verifiers as the engine calls them
+(``verify.batched.verify_rows`` in the run's ``verify_mode``), each clock read after a synchronisation.
 """
 
 from __future__ import annotations
@@ -80,13 +83,23 @@ def _median_seconds(fn, repeats: int, device: torch.device) -> float:
 
 
 @torch.no_grad()
-def target_seconds(model, prefix: torch.Tensor, nodes: list[int], repeats: int) -> list[float]:
+def target_seconds(
+    model, prefix: torch.Tensor, nodes: list[int], repeats: int, compile_mode: str = "none"
+) -> list[float]:
     """Median seconds of one verification forward (with the root's projection) over n tree nodes on top
-    of ``prefix`` [P] (long, on the model's device), for each n of ``nodes``."""
+    of ``prefix`` [P] (long, on the model's device), for each n of ``nodes``, with ``compile_mode``."""
     out = []
     root = torch.zeros(1, dtype=torch.long, device=prefix.device)
     for n in nodes:
-        target = new_target(model, chain(n - 1), prefix.device, False, 1.0, capacity=len(prefix) + n)
+        target = new_target(
+            model,
+            chain(n - 1),
+            prefix.device,
+            False,
+            1.0,
+            capacity=len(prefix) + n,
+            compile_mode=compile_mode,
+        )
         target.prefill(prefix)
         tokens = prefix[-n:] if n <= len(prefix) else prefix[-1:].repeat(n)  # [n]; values do not matter
 
@@ -100,15 +113,23 @@ def target_seconds(model, prefix: torch.Tensor, nodes: list[int], repeats: int) 
 
 
 @torch.no_grad()
-def proposal_seconds(drafter, context: torch.Tensor, tree: Tree, *, draws: str, repeats: int,
-                     features: torch.Tensor | None = None) -> float:  # fmt: skip
+def proposal_seconds(
+    drafter,
+    context: torch.Tensor,
+    tree: Tree,
+    *,
+    draws: str,
+    repeats: int,
+    features: torch.Tensor | None = None,
+    compile_mode: str = "none",
+) -> float:
     """Median seconds of a steady-state proposal of ``tree``: each repeat commits one more token of
     ``context`` [L] (long) after a rejected step, as decoding does. ``features``: the target's hidden
-    states [L, H] for drafters that need them (EAGLE)."""
+    states [L, H] for drafters that need them (EAGLE); ``compile_mode``: the drafter's forwards'."""
     prefix_len = len(context) - repeats - 2
     if prefix_len < 2:
         raise ValueError(f"context of {len(context)} tokens is too short for {repeats} repeats")
-    drafter.configure(capacity=len(context) + tree.num_nodes)
+    drafter.configure(capacity=len(context) + tree.num_nodes, compile_mode=compile_mode)
     drafter.reset()
     drafter.update(context[:prefix_len], (), None if features is None else features[: prefix_len - 1])
     generator = torch.Generator(device=context.device).manual_seed(0)
@@ -132,21 +153,44 @@ def fit_draft_model(trees: list[Tree], seconds: list[float]) -> list[float]:
     return [float(c) for c in coefficients]
 
 
-def verifier_seconds(method: str, distributions, k: int, repeats: int) -> float:
-    """Median seconds of one ``method`` call with k candidates on measured (target, draft) rows."""
+def verifier_seconds(method: str, distributions, k: int, repeats: int, verify_mode: str = "path") -> float:
+    """Median seconds per verified node of ``method`` with k candidates on measured (target, draft) rows,
+    as the engine verifies them (``verify_rows``): one row per call in ``"path"`` mode (the walk's
+    level-by-level calls), every row in one call in ``"tree"`` mode (the call's time over its rows)."""
     from resispec.decoding.drafters.base import draw_children
+    from resispec.decoding.walk import per_node_optimal
     from resispec.verify import get_verifier
+    from resispec.verify.batched import verify_rows
 
     verifier = get_verifier(method, validate=False)
     target_probs, draft_probs = distributions[0]
-    generator = torch.Generator(device=target_probs.device).manual_seed(0)
-    rows = list(range(min(repeats, target_probs.shape[0])))
+    device = target_probs.device
+    generator = torch.Generator(device=device).manual_seed(0)
+    rows = torch.arange(min(repeats, target_probs.shape[0]), device=device)
     candidates, valid = draw_children(draft_probs[rows], k, verifier.draws, generator)  # [R, k]
+    per_node = per_node_optimal(torch.device(device))
+    batches = [rows] if verify_mode == "tree" else [rows[i : i + 1] for i in range(len(rows))]
+
+    def call(batch):
+        verify_rows(
+            method,
+            target_probs[batch],
+            draft_probs[batch],
+            candidates[batch],
+            valid[batch],
+            generator,
+            options=verifier.options,
+            per_node_optimal=per_node,
+        )
+
+    call(batches[0])  # warm-up
     times = []
-    for i, row in enumerate(rows):
+    for batch in batches:
+        sync(device)
         start = time.perf_counter()
-        verifier(target_probs[row], draft_probs[row], candidates[i][valid[i]], generator)
-        times.append(time.perf_counter() - start)
+        call(batch)
+        sync(device)
+        times.append((time.perf_counter() - start) / len(batch))
     return statistics.median(times)
 
 

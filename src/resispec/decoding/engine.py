@@ -23,7 +23,7 @@ from resispec.decoding.tree_attention import model_device
 from resispec.decoding.trees import Tree
 from resispec.decoding.walk import counts, walk_path, walk_tree
 
-__all__ = ["generate", "GenerateOutput", "StepRecord"]
+__all__ = ["generate", "warm_up", "run_capacity", "GenerateOutput", "StepRecord"]
 
 SHAPING_KEYS = ("budgeting", "redistribution", "proxy")
 
@@ -70,6 +70,7 @@ def generate(
     verifier_options: dict | None = None,
     compile_mode: str | None = None,
     verify_mode: str | None = None,
+    capacity: int | None = None,
 ) -> GenerateOutput:
     """Speculative tree decoding of one prompt.
 
@@ -79,6 +80,8 @@ def generate(
     the target's generation config; pass ``[]`` to disable EOS stopping. ``audit_top=N`` stores each
     verified node's (target, draft) distributions truncated to the top-N tokens. ``compile_mode`` and
     ``verify_mode`` (None: chosen for the device) are described in ``resispec.decoding.compiled``.
+    ``capacity``: the static caches' size, at least this prompt's needs (``run_capacity``): a run passes
+    one for all its prompts, so that every prompt reuses the same caches and compiled graphs.
     """
     device = model_device(target_model)
     prompt, tree, temperature, max_new_tokens = generate_arguments(
@@ -91,7 +94,7 @@ def generate(
     pair_vocabularies(target_model, drafter)
     verifier = _verifier(method, temperature, verifier_options)
     compile_mode, verify_mode = compile_mode_for(compile_mode, device), verify_mode_for(verify_mode, device)
-    capacity = len(prompt) + max_new_tokens + tree.num_nodes + 1  # the tree on top of the longest prefix
+    capacity = max(run_capacity([len(prompt)], max_new_tokens, tree), capacity or 0)
     drafter.configure(capacity=capacity, compile_mode=compile_mode)
     drafter.reset()
     target = new_target(target_model, tree, device, drafter.needs_target_features, temperature,
@@ -104,7 +107,54 @@ def generate(
     wall = time.perf_counter() - start
     loop.fill_times(steps)
     new_tokens = loop.ids[len(prompt) : len(prompt) + sum(s.accepted_length for s in steps)].clone()
-    return GenerateOutput(new_tokens, steps, wall_s=wall, prompt_len=len(prompt))
+    return GenerateOutput(
+        new_tokens,
+        steps,
+        wall_s=wall,
+        prompt_len=len(prompt),
+        compile_mode=compile_mode,
+        verify_mode=verify_mode,
+    )
+
+
+def run_capacity(prompt_lengths, max_new_tokens: int, tree: Tree | None = None) -> int:
+    """Cache positions a run needs: its longest prompt plus its generation, plus the tree on top."""
+    return max(prompt_lengths) + max_new_tokens + (tree.num_nodes + 1 if tree is not None else 0)
+
+
+@torch.no_grad()
+def warm_up(
+    target_model,
+    draft,
+    prompt: torch.Tensor,
+    *,
+    tree: Tree | str,
+    capacity: int,
+    compile_mode: str | None = None,
+    temperature: float = 1.0,
+) -> None:
+    """Build every compiled graph of a run before it is timed: the head decision on ``prompt`` (long
+    [L], a prompt of the run), the target's tree forward and the drafter's forwards for every pending
+    length (``Drafter.warm_up``) on the run's caches of ``capacity`` positions. Nothing is kept."""
+    device = model_device(target_model)
+    prompt, tree, temperature, _ = generate_arguments(target_model, prompt, tree, temperature, 1, device)
+    compile_mode = compile_mode_for(compile_mode, device)
+    drafter = _as_drafter(draft)
+    drafter.configure(capacity=capacity, compile_mode=compile_mode)
+    drafter.reset()
+    target = new_target(
+        target_model,
+        tree,
+        device,
+        drafter.needs_target_features,
+        temperature,
+        capacity=capacity,
+        compile_mode=compile_mode,
+    )
+    target.prefill(prompt)
+    target.forward_tree(prompt[-1:].repeat(tree.num_nodes))
+    drafter.warm_up(tree, prompt)
+    drafter.reset()
 
 
 def _record(result, accepted_length: int) -> StepRecord:

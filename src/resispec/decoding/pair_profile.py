@@ -1,5 +1,6 @@
 """Measuring a pair profile (``resispec.decoding.profile.PairProfile``) on held-out contexts: the
-positional acceptance of each verifier at each temperature and the cost profile on this device."""
+positional acceptance of each verifier at each temperature and the cost profile on this device, timed
+with the run's compile and verify modes (resolved for the device; ``meta`` names them)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Sequence
 import torch
 
 from resispec.decoding import costs
+from resispec.decoding.compiled import compile_mode_for, verify_mode_for
 from resispec.decoding.profile import PairProfile, acceptance_rows, pair_distributions, temperature_key
 
 log = logging.getLogger(__name__)
@@ -18,11 +20,27 @@ TIMED_VERIFY_CANDIDATES = 4  # candidates per timed verifier call (a typical nod
 
 
 @torch.no_grad()
-def measure_pair(target, draft, drafter, contexts: Sequence[torch.Tensor], *, temperatures: Sequence[float],
-                 methods: Sequence[str], settings: dict) -> PairProfile:  # fmt: skip
+def measure_pair(
+    target,
+    draft,
+    drafter,
+    contexts: Sequence[torch.Tensor],
+    *,
+    temperatures: Sequence[float],
+    methods: Sequence[str],
+    settings: dict,
+    compile_mode: str | None = None,
+    verify_mode: str | None = None,
+) -> PairProfile:
     """The pair profile of ``target`` with ``draft`` (a causal LM or an EAGLE head) and its ``drafter``;
-    ``settings``: the config's ``profile`` section (candidates, repeats, max_nodes, max_depth)."""
+    ``settings``: the config's ``profile`` section (candidates, repeats, max_nodes, max_depth);
+    ``compile_mode`` / ``verify_mode``: the engine's, as ``generate`` takes them (None: the device's)."""
     start = time.monotonic()
+    device = next(target.parameters()).device
+    modes = {
+        "compile_mode": compile_mode_for(compile_mode, device),
+        "verify_mode": verify_mode_for(verify_mode, device),
+    }
     acceptance, distributions = {}, None
     for index, temperature in enumerate(temperatures):
         pairs = list(pair_distributions(target, draft, contexts, float(temperature)))
@@ -31,21 +49,23 @@ def measure_pair(target, draft, drafter, contexts: Sequence[torch.Tensor], *, te
             method: acceptance_rows(pairs, method, k=settings["candidates"]) for method in methods
         }
         _progress("acceptance", index + 1, len(temperatures), start)
-    profile = PairProfile(acceptance, _costs(target, drafter, contexts, distributions, methods, settings))
+    profile = PairProfile(
+        acceptance, _costs(target, drafter, contexts, distributions, methods, settings, modes)
+    )
     profile.meta = {
         "contexts": len(contexts), "positions": sum(len(c) for c in contexts),
         "seconds": time.monotonic() - start, "max_nodes": settings["max_nodes"],
-        "max_depth": settings["max_depth"], "threads": torch.get_num_threads(),
+        "max_depth": settings["max_depth"], "threads": torch.get_num_threads(), **modes,
     }  # fmt: skip
     return profile
 
 
-def _costs(target, drafter, contexts, distributions, methods, settings) -> costs.CostProfile:
+def _costs(target, drafter, contexts, distributions, methods, settings, modes) -> costs.CostProfile:
     repeats, start = settings["repeats"], time.monotonic()
     device = next(target.parameters()).device
     context = torch.cat([torch.as_tensor(c) for c in contexts])[: PREFIX_TOKENS + repeats + 2].to(device)
     nodes = [n for n in costs.NODE_GRID if n <= settings["max_nodes"]]
-    target_s = costs.target_seconds(target, context[:PREFIX_TOKENS], nodes, repeats)
+    target_s = costs.target_seconds(target, context[:PREFIX_TOKENS], nodes, repeats, modes["compile_mode"])
     _progress("target forwards", len(nodes), len(nodes), start)
     features = None
     if drafter.needs_target_features:
@@ -53,12 +73,15 @@ def _costs(target, drafter, contexts, distributions, methods, settings) -> costs
     probes = costs.probe_trees()
     draft_s = [
         costs.proposal_seconds(drafter, context, tree, draws="with_replacement", repeats=repeats,
-                               features=features)
+                               features=features, compile_mode=modes["compile_mode"])
         for tree in probes
     ]  # fmt: skip
     _progress("proposals", len(probes), len(probes), start)
     verify = {
-        m: costs.verifier_seconds(m, distributions, TIMED_VERIFY_CANDIDATES, 10 * repeats) for m in methods
+        m: costs.verifier_seconds(
+            m, distributions, TIMED_VERIFY_CANDIDATES, 10 * repeats, modes["verify_mode"]
+        )
+        for m in methods
     }
     return costs.CostProfile(nodes, target_s, costs.fit_draft_model(probes, draft_s), verify)
 

@@ -41,12 +41,16 @@ class StepRecord:
 
 @dataclass
 class GenerateOutput:
-    """Result of :func:`resispec.decoding.engine.generate`: new token ids [T] and per-step records."""
+    """Result of :func:`resispec.decoding.engine.generate`: new token ids [T] and per-step records;
+    ``compile_mode`` / ``verify_mode``: the modes it actually ran with (``decoding.compiled``; the
+    autoregressive baseline verifies nothing: ``"none"``)."""
 
     tokens: torch.Tensor
     steps: list[StepRecord]
     wall_s: float = 0.0
     prompt_len: int = 0
+    compile_mode: str = "none"
+    verify_mode: str = "none"
 
     @property
     def accepted_lengths(self) -> list[int]:
@@ -73,6 +77,8 @@ class GenerateOutput:
             "time_shaping_s": sum(s.time_shaping_s for s in self.steps),
             "time_commit_s": sum(s.time_commit_s for s in self.steps),
             "wall_s": self.wall_s,
+            "compile_mode": self.compile_mode,
+            "verify_mode": self.verify_mode,
         }
 
 

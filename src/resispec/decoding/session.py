@@ -91,6 +91,38 @@ class DecodeSession:
         log.info("tree %s: %d nodes; device %s, dtype %s", job["tree"], tree.num_nodes, device, dtype)
         return cls(job, settings, target, draft, tree)
 
+    capacity: int | None = None  # the run's static-cache size (``prepare``)
+
+    def prepare(self, prompts: list[dict]) -> None:
+        """Size the caches once for the run (its longest prompt plus its generation, the tree on top:
+        every prompt then reuses the same caches and graphs, and both passes attend over the same width)
+        and build every compiled graph (``engine.warm_up``, the baseline's one-token step) before timing."""
+        from resispec.decoding.engine import run_capacity, warm_up
+
+        longest = max(prompts, key=lambda p: len(p["input_ids"]) + int(p["max_new_tokens"]))
+        self.capacity = run_capacity([len(longest["input_ids"])], int(longest["max_new_tokens"]), self.tree)
+        input_ids = torch.tensor(longest["input_ids"], dtype=torch.long, device=self.device)
+        compile_mode = self.settings.get("compile", "auto")
+        warm_up(
+            self.target_model,
+            self.draft,
+            input_ids,
+            tree=self.tree,
+            capacity=self.capacity,
+            compile_mode=compile_mode,
+            temperature=float(self.job["temperature"]),
+        )
+        if autoregressive.METHOD in self.job.get("methods", []):
+            autoregressive.sample(
+                self.target_model,
+                input_ids,
+                max_new_tokens=2,
+                eos_token_id=[],
+                generator=torch.Generator(device=self.device),
+                compile_mode=compile_mode,
+                capacity=self.capacity,
+            )
+
     @property
     def device(self) -> str:
         return self.settings.get("device", "cpu")
@@ -111,11 +143,13 @@ class DecodeSession:
                 temperature=temperature,
                 max_new_tokens=budget,
                 generator=generator,
+                compile_mode=self.settings.get("compile", "auto"),
+                capacity=self.capacity,
             )
         return generate(
             self.target_model, self.draft, input_ids, method=method, tree=self.tree, temperature=temperature,
             max_new_tokens=budget, generator=generator, audit_top=audit_top,
-            compile_mode=self.settings.get("compile", "auto"),
+            compile_mode=self.settings.get("compile", "auto"), capacity=self.capacity,
         )  # fmt: skip
 
     def record(self, method: str, prompt: dict, seed: int, output: GenerateOutput, pass_name: str) -> dict:

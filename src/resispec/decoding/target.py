@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from resispec.decoding.compiled import maybe_compile, static_cache
+from resispec.decoding.compiled import decided_once, maybe_compile, static_cache
 from resispec.decoding.drafters import process_logits
 from resispec.decoding.kv_cache import cache_kwargs
 from resispec.decoding.layout import TreeLayout, tree_layout
@@ -21,8 +21,22 @@ from resispec.decoding.tree_attention import model_dtype
 from resispec.decoding.trees import Tree
 
 # How closely output_embeddings(last hidden state) must reproduce the model's own logits for the
-# per-node projection to be used: float32 matmul rounding, not a different head (e.g. a logit soft-cap).
-HEAD_TOLERANCE = {"atol": 1e-4, "rtol": 1e-3}
+# per-node projection to be used, relative to the largest logit: matmul rounding in the model's dtype
+# (HEAD_ROUNDINGS rounding steps of it; float32: HEAD_RTOL), not a different head (a logit soft-cap moves
+# the top logits by several percent).
+HEAD_RTOL, HEAD_ATOL, HEAD_ROUNDINGS = 1e-3, 1e-4, 8
+
+
+def head_tolerance(dtype: torch.dtype) -> float:
+    """The head check's tolerance relative to the largest logit for a model in ``dtype``."""
+    return max(HEAD_RTOL, HEAD_ROUNDINGS * torch.finfo(dtype).eps)
+
+
+def head_reproduces(head_logits: torch.Tensor, logits: torch.Tensor, dtype: torch.dtype) -> bool:
+    """Whether a head's logits [V] equal the model's own logits [V] up to ``head_tolerance(dtype)``."""
+    head_logits, logits = head_logits.float(), logits.float()
+    error = float((head_logits - logits).abs().max())
+    return error <= head_tolerance(dtype) * float(logits.abs().max()) + HEAD_ATOL
 
 
 def sync(device: torch.device) -> None:
@@ -59,12 +73,16 @@ class TargetModel:
     def prefill(self, prompt: torch.Tensor) -> torch.Tensor | None:
         """Cache the prompt minus its last token; returns features [P-1, H] when wanted.
 
-        Also checks whether output_embeddings(last hidden state) reproduces the model's logits; if so
-        tree forwards skip the model's own vocabulary projection and ``probs`` projects only the rows the
-        verification asks for.
+        On the model's first prompt of two tokens or more, also decides (once per model and head module:
+        ``decided_once``) whether output_embeddings(last hidden state) reproduces the model's logits; if
+        so tree forwards skip the model's own vocabulary projection and ``probs`` projects only the rows
+        the verification asks for.
         """
         self.cache.length, self.head = 0, None
         if len(prompt) < 2:
+            head = self.model.get_output_embeddings()
+            usable = decided_once(self.model, f"head {id(head)}")  # None: no prompt has decided it yet
+            self.head = head if usable else None
             self._bind()
             return None
         count = len(prompt) - 1
@@ -81,8 +99,12 @@ class TargetModel:
         self.cache.length = count
         hidden = out.hidden_states[-1][0]  # [P-1, H]
         head = self.model.get_output_embeddings()
-        if head is not None and torch.allclose(head(hidden[-1]), out.logits[0, -1], **HEAD_TOLERANCE):
-            self.head = head
+        usable = head is not None and decided_once(
+            self.model,
+            f"head {id(head)}",
+            lambda: head_reproduces(head(hidden[-1]), out.logits[0, -1], self.dtype),
+        )
+        self.head = head if usable else None
         self._bind()
         return hidden if self.want_features else None
 

@@ -6,6 +6,7 @@ from resispec.decoding.drafters.base import (
     Drafter,
     DraftTree,
     draw_children,
+    draw_with_replacement,
     process_logits,
 )
 from resispec.decoding.drafters.eagle import EagleDrafter
@@ -19,5 +20,6 @@ __all__ = [
     "EagleDrafter",
     "ModelDrafter",
     "draw_children",
+    "draw_with_replacement",
     "process_logits",
 ]

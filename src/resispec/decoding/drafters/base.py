@@ -15,7 +15,15 @@ import torch
 
 from resispec.decoding.trees import Tree
 
-__all__ = ["Drafter", "DraftTree", "AcceptedNodes", "process_logits", "draw_children", "DRAWS"]
+__all__ = [
+    "Drafter",
+    "DraftTree",
+    "AcceptedNodes",
+    "process_logits",
+    "draw_children",
+    "draw_with_replacement",
+    "DRAWS",
+]
 
 DRAWS = ("with_replacement", "without_replacement", "deterministic", "greedy")
 
@@ -58,6 +66,10 @@ class Drafter(ABC):
     def reset(self) -> None:  # noqa: B027 - optional hook
         """Forget any state from a previous sequence."""
 
+    def warm_up(self, tree: Tree, prompt: torch.Tensor) -> None:  # noqa: B027 - optional hook
+        """Run every fixed-shape forward a generation of ``tree`` may compile (the engine's ``warm_up``,
+        after ``configure``; the state is reset afterwards); ``prompt`` long [L], a prompt of the run."""
+
     @abstractmethod
     def propose(
         self,
@@ -96,12 +108,13 @@ def draw_children(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Draw k children for each of P parents: returns tokens long [P, k] and valid bool [P, k].
 
-    ``with_replacement``: i.i.d. from draft_probs; ``without_replacement``: Gumbel top-k (equivalently
+    ``with_replacement``: i.i.d. from draft_probs (``draw_with_replacement``: on the device, no host read);
+    ``without_replacement``: Gumbel top-k (equivalently
     top-k of q / Exp(1)); ``deterministic`` / ``greedy``: top-k of draft_probs.
     """
     num_parents, vocab = draft_probs.shape  # [P, V]
     if draws == "with_replacement":
-        tokens = torch.multinomial(draft_probs, k, replacement=True, generator=generator)
+        tokens = draw_with_replacement(draft_probs, k, generator)
         return tokens, torch.ones_like(tokens, dtype=torch.bool)
     if draws == "without_replacement":
         noise = torch.empty_like(draft_probs).exponential_(generator=generator)  # [P, V]
@@ -113,6 +126,20 @@ def draw_children(
         tokens = draft_probs.topk(min(k, vocab), dim=-1).indices
         return _pad(tokens, torch.ones_like(tokens, dtype=torch.bool), k)
     raise ValueError(f"draws must be one of {DRAWS}, got {draws!r}")
+
+
+def draw_with_replacement(probs: torch.Tensor, k: int, generator: torch.Generator) -> torch.Tensor:
+    """k i.i.d. tokens per row of probs [P, V] (unnormalised masses allowed): long [P, k].
+
+    The law of ``torch.multinomial(probs, k, replacement=True)`` by inverse CDF in float64: each draw is
+    the first index whose CDF exceeds u * total (u uniform on [0, 1)), so zero-mass tokens are never drawn.
+    Unlike ``torch.multinomial`` (whose input checks read the device on the host) it reads nothing on the
+    host; a row without mass, which the engine's softmax rows never are, yields index V - 1.
+    """
+    cdf = probs.double().cumsum(-1)  # [P, V]
+    uniform = torch.rand(probs.shape[0], k, generator=generator, device=probs.device, dtype=torch.float64)
+    tokens = torch.searchsorted(cdf, uniform * cdf[:, -1:], right=True)  # [P, k]
+    return tokens.clamp_max(probs.shape[-1] - 1)
 
 
 def _pad(tokens: torch.Tensor, valid: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -100,6 +100,27 @@ class ModelDrafter(Drafter):
         self._prefix_len = prefix_len
         return draft
 
+    @torch.no_grad()
+    def warm_up(self, tree, prompt: torch.Tensor) -> None:
+        """Each compiled forward once: a proposal for every pending length 1..depth (committed tokens
+        not yet in the cache after a step), on top of ``prompt`` (token values do not matter)."""
+        self.reset()
+        self._ensure(len(prompt) + tree.depth + tree.num_nodes)
+        ids = torch.cat([prompt, prompt[-1:].repeat(tree.depth)])
+        generator = torch.Generator(device=prompt.device).manual_seed(0)
+        # the prompt's eager forward first, as in a generation: the buffers exist before any graph
+        self.propose(prompt, tree, draws="with_replacement", temperature=1.0, generator=generator)
+        for pending in range(1, tree.depth + 1):
+            self.cache.length = len(prompt) - 1
+            self.propose(
+                ids[: len(prompt) - 1 + pending],
+                tree,
+                draws="with_replacement",
+                temperature=1.0,
+                generator=generator,
+            )
+        self.reset()
+
     def _eager(self, head_rows: int):
         mode, self.compile_mode = self.compile_mode, "none"
         try:

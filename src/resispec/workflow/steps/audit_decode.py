@@ -71,6 +71,8 @@ def run(args) -> int:
         if todo
         else None
     )
+    if session is not None:
+        session.prepare(prompts)  # the timing pass's cache size: the same attention width, the same tokens
     start = time.monotonic()
     for index, (method, prompt) in enumerate(todo, 1):
         seed = prompt_seed(settings.get("seed", 0), job, prompt["prompt_id"])

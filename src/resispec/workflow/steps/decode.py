@@ -1,10 +1,11 @@
 """`resispec decode`: the timing pass of one decoding run (a sheet configuration) with each of its methods.
 
-Audit logging is off (the audit pass is `resispec audit-decode`). One warm-up prompt is decoded by every
-method first and discarded; then the methods are interleaved per prompt (their order rotating from one
-prompt to the next), and every method decodes a prompt from the same seed, derived from the base seed,
-the run and the prompt id (not the method). Raw records are appended to `<records>.partial` as each
-(method, prompt) finishes; a killed job resumes from its last finished prompt, and reruns are identical.
+Audit logging is off (the audit pass is `resispec audit-decode`). The caches are sized once for the run
+and every compiled graph is built first (``DecodeSession.prepare``); then one warm-up prompt is decoded by
+every method and discarded; then the methods are interleaved per prompt (their order rotating from one
+prompt to the next), and every method decodes a prompt from the same seed, derived from the base seed, the
+run and the prompt id (not the method). Raw records are appended to `<records>.partial` as each (method,
+prompt) finishes; a killed job resumes from its last finished prompt, and reruns are identical.
 The workflow runs this job alone on the machine, with all the threads it is given.
 """
 
@@ -130,6 +131,8 @@ def run(args) -> int:
     log.info("run %s (timing pass): %d prompts x %d methods, %d done",
              job["run"], len(prompts), len(job["methods"]), len(done))  # fmt: skip
     seed = lambda prompt: prompt_seed(settings.get("seed", 0), job, prompt["prompt_id"])  # noqa: E731
+    if todo:
+        session.prepare(prompts)  # the run's cache size, every compiled graph built
     for prompt in prompts[:WARMUP_PROMPTS] if todo else []:
         for method in job["methods"]:
             session.timing_prompt(method, prompt, seed(prompt))

@@ -49,8 +49,16 @@ def run(args) -> int:
     )
     draft = drafter.head if drafter.needs_target_features else drafter.model
     with torch.no_grad():
-        profile = measure_pair(target, draft, drafter, contexts, temperatures=args.temperatures,
-                               methods=args.methods, settings=options)  # fmt: skip
+        profile = measure_pair(
+            target,
+            draft,
+            drafter,
+            contexts,
+            temperatures=args.temperatures,
+            methods=args.methods,
+            settings=options,
+            compile_mode=settings.get("compile", "auto"),
+        )
     profile.meta.update(target=str(target_dir), draft=str(draft_dir), device=device, dtype=dtype,
                         host=platform.node())  # fmt: skip
     write_json(args.profile, json.loads(profile.to_json()))
