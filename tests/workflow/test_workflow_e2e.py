@@ -11,7 +11,7 @@ import pytest
 from workflow_helpers import FAIL_ONCE_RUN, TABLES, TEST_CONFIG, snakemake
 
 pytestmark = pytest.mark.slow
-EXACT = {"specinfer", "sequoia", "ers"}
+EXACT = {"specinfer", "sequoia", "ers", "first_candidate"}  # first_candidate: the example plugin
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,16 @@ import torch
 
 from resispec.audit.bounds import law_bounds
 from resispec.verify import acceptance_bound, alpha_star, evaluate
+from resispec.verify.registry import names
 
-EXACTNESS_METHODS = ("specinfer", "sequoia", "ers", "resispec", "optimal", "deterministic")
+
+def __getattr__(name: str):
+    """``EXACTNESS_METHODS``: the registered methods with a law to audit (all but temperature 0's)."""
+    if name == "EXACTNESS_METHODS":
+        return names(temperature_zero=False)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 NODE_KEYS = (
     "step",
     "depth",
@@ -67,7 +75,7 @@ def law_summary(method: str, target: torch.Tensor, draft: torch.Tensor, k: int, 
 
 def exactness_rows(method: str, nodes: list[dict], **options) -> list[dict]:
     """One row per logged node with candidates (leaves emit from p directly and are exact)."""
-    if method not in EXACTNESS_METHODS:
+    if method not in names(temperature_zero=False):
         return []
     rows = []
     for index, node in enumerate(nodes):

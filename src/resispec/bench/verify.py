@@ -21,11 +21,23 @@ import time
 
 import torch
 
-from resispec.verify import alpha_star, estimate, get_verifier
+from resispec.verify import alpha_star, estimate, get_method, get_verifier, names
 
 from .pairs import load_records, synthetic_pairs
 
-LAW_METHODS = ("specinfer", "sequoia", "ers", "resispec", "optimal")
+
+def law_methods() -> tuple[str, ...]:
+    """The registered methods with drawn candidates (i.i.d. or without replacement), whose laws and
+    samplers the benchmark times."""
+    return tuple(m for m in names() if get_method(m).replacement is not None)
+
+
+def __getattr__(name: str):
+    if name == "LAW_METHODS":
+        return law_methods()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 SPLIT = ("budgeting", "redistribution", "proxy")  # optimal: plan / selection / accept-or-residual
 
 
@@ -62,10 +74,11 @@ def time_samplers(pairs, k: int, calls: int, seed: int) -> dict[str, tuple[float
     processes affects every method alike. The mean (not the median) is used because the cost is bimodal:
     an accepted first candidate is cheap, a rejection costs O(V) work.
     """
-    verifiers = {m: get_verifier(m, validate=False) for m in LAW_METHODS}
+    methods = law_methods()
+    verifiers = {m: get_verifier(m, validate=False) for m in methods}
     generator = torch.Generator().manual_seed(seed)
-    times = {m: [] for m in LAW_METHODS}
-    split = {m: {} for m in LAW_METHODS}
+    times = {m: [] for m in methods}
+    split = {m: {} for m in methods}
     for target, draft in pairs:
         target32, draft32 = target.float(), draft.float()
         for _ in range(calls):
@@ -76,16 +89,17 @@ def time_samplers(pairs, k: int, calls: int, seed: int) -> dict[str, tuple[float
                 times[method].append(time.perf_counter() - start)
                 for key, value in verifier.last_timings.items():
                     split[method][key] = split[method].get(key, 0.0) + value / (calls * len(pairs))
-    return {m: (statistics.fmean(times[m]), split[m]) for m in LAW_METHODS}
+    return {m: (statistics.fmean(times[m]), split[m]) for m in methods}
 
 
 def acceptance_row(pairs, k: int, args) -> dict[str, float]:
     """Mean acceptance of each method, mean alpha* and the largest standard error of a mean."""
-    row = {m: 0.0 for m in LAW_METHODS} | {"alpha*": 0.0, "se": 0.0}
+    methods = law_methods()
+    row = {m: 0.0 for m in methods} | {"alpha*": 0.0, "se": 0.0}
     generator = torch.Generator().manual_seed(args.seed)
     variances = {"sequoia": 0.0, "resispec": 0.0}
     for target, draft in pairs:
-        for method in LAW_METHODS:
+        for method in methods:
             result = estimate(method, target, draft, k, paths=args.paths, generator=generator)
             row[method] += result.acceptance / len(pairs)
             if method in variances:

@@ -23,6 +23,7 @@ import torch
 from resispec.decoding.drafters import DraftTree
 from resispec.decoding.layout import TreeLayout
 from resispec.decoding.records import audit_entry
+from resispec.verify import get_method
 from resispec.verify.batched import BatchOutcome, verify_rows
 from resispec.verify.checks import check_pair
 
@@ -86,10 +87,11 @@ def _checked(validate: bool, target_rows: torch.Tensor, draft_rows: torch.Tensor
 
 
 def per_node_optimal(device: torch.device) -> bool:
-    """Whether the level-by-level walk plans ``optimal`` with the per-node planner: on a CPU, where its
-    host reads of sizes block nothing (the tensors are host memory) and it is ~20x faster than the
-    fixed-shape batched plan for one row of 49k tokens (13 ms against 290 ms, measured); on an
-    accelerator the batched plan, so that the step keeps its one synchronisation."""
+    """Whether the level-by-level walk lets a method with a host planner (``Method.host_planner``:
+    optimal) plan node by node: on a CPU, where its host reads of sizes block nothing (the tensors are
+    host memory) and it is much faster than the fixed-shape batched plan for one row (measured in
+    docs/reproduction-notes.md); on an accelerator the batched plan, so that the step keeps its one
+    synchronisation."""
     return device.type == "cpu"
 
 
@@ -102,7 +104,7 @@ def walk_path(layout: TreeLayout, draft: DraftTree, target, method, options, gen
     path = torch.full((depth - 1,), -1, dtype=torch.long, device=device)
     final_token, final_k = torch.zeros_like(node), torch.zeros_like(node)
     decision = StepDecision(path, depth)
-    per_node = per_node_optimal(device)
+    per_node = per_node_optimal(device) and get_method(method).host_planner
     for level in range(depth):
         target_row = target.row(node, level)  # [1, V]
         timer.lap("target")
@@ -124,7 +126,7 @@ def walk_path(layout: TreeLayout, draft: DraftTree, target, method, options, gen
         if audit:
             decision.levels.append((target_row[0], draft_row[0], candidates[0], valid[0]))
         timer.lap("verify")
-        if per_node and method == "optimal" and not bool(alive):  # a CPU read: stop planning
+        if per_node and not bool(alive):  # a CPU read: stop planning
             break
     decision.payload = _outcome_tokens(layout, draft, path, final_token, final_k)
     return decision

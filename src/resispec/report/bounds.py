@@ -11,10 +11,9 @@ from __future__ import annotations
 import pandas as pd
 
 from resispec.report.exactness import draws
+from resispec.verify.registry import names
 
 BOUND_TOLERANCE = 1e-9  #: acceptance within this of the bound counts as attaining it (exact per-node values)
-#: methods first in this order (the figure's and the findings'), any others after them
-METHOD_ORDER = ("specinfer", "ers", "optimal", "resispec", "sequoia", "deterministic")
 BOUND_NAMES = {
     "with_replacement": "alpha*",
     "without_replacement": "alpha*_wor",
@@ -22,9 +21,17 @@ BOUND_NAMES = {
 }
 
 
+def __getattr__(name: str):
+    """``METHOD_ORDER``: methods first in the registry's order (the figure's and the findings'), any
+    others (not registered here) after them."""
+    if name == "METHOD_ORDER":
+        return names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def ordered_methods(nodes: pd.DataFrame) -> list[str]:
-    present = list(dict.fromkeys(nodes["method"]))
-    return [m for m in METHOD_ORDER if m in present] + sorted(m for m in present if m not in METHOD_ORDER)
+    present, order = list(dict.fromkeys(nodes["method"])), names()
+    return [m for m in order if m in present] + sorted(m for m in present if m not in order)
 
 
 def own_bound(rows: pd.DataFrame, method: str) -> tuple[pd.Series | None, str]:

@@ -12,6 +12,7 @@ from functools import lru_cache
 import pandas as pd
 
 from resispec.audit.tree_limits import tree_limit
+from resispec.verify.registry import names
 
 COLUMNS = (
     "source",
@@ -44,7 +45,6 @@ COLUMNS = (
 )
 PRINTED_HALF_STEP = 0.005  # the paper prints accepted lengths to 2 decimals: the true value is within this
 TABLE5_TEMPERATURES = (1.0, 0.6)  # Table 5 states no temperature: the two of Table 1
-OWN_METHODS = ("optimal", "specinfer", "ers", "resispec")  # the exact methods and ResiSpec
 ABOVE, ABOVE_POINT, WITHIN, FREE = (
     "above the bound",
     "above at the point value only",
@@ -53,6 +53,17 @@ ABOVE, ABOVE_POINT, WITHIN, FREE = (
 )
 COMPLETE = re.compile(r"d(\d+)b(\d+)")
 CHAIN = re.compile(r"k1([dc])(\d+)")  # a single chain: kNdD counts the root, kNcL does not
+
+
+def own_methods() -> tuple[str, ...]:
+    """The methods with i.i.d. candidates (the registry's; built-ins: specinfer, ers, optimal, resispec)."""
+    return names(draws="with_replacement")
+
+
+def __getattr__(name: str):
+    if name == "OWN_METHODS":
+        return own_methods()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def chain_levels(tree: str) -> int | None:
@@ -203,13 +214,14 @@ def own_trees(tables: dict, chain: pd.Series) -> list[tuple[pd.Series, pd.DataFr
     """Accepted lengths of OWN_METHODS on complete trees run with the chain's pair, dataset and T."""
     found, seen = [], set()
     for frame in tables.values():
-        rows = frame[(frame["metric"] == "accepted_length") & frame["method"].isin(OWN_METHODS)]
+        own = own_methods()
+        rows = frame[(frame["metric"] == "accepted_length") & frame["method"].isin(own)]
         for _, row in rows.iterrows():
             same = all(row[key] == chain[key] for key in ("target", "draft", "dataset", "temperature"))
             if same and complete_tree(row["tree"]) and (row["tree"], row["method"]) not in seen:
                 seen.add((row["tree"], row["method"]))
                 found.append((row, frame))
-    return sorted(found, key=lambda pair: (pair[0]["tree"], OWN_METHODS.index(pair[0]["method"])))
+    return sorted(found, key=lambda pair: (pair[0]["tree"], own_methods().index(pair[0]["method"])))
 
 
 def own_rows(tables: dict, *, tolerance: float = 0.01) -> list[dict]:

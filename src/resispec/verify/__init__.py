@@ -3,6 +3,10 @@
 Pure functions over ``target_probs`` / ``draft_probs``, one module per family, exact laws beside the
 samplers; imports nothing else of resispec (the decoding engine and the audit call it).
 
+Every method is one ``Method`` object in the registry (registry.py; the built-ins in builtins.py), and
+``register`` adds one of your own (README, "Your own verifier"); ``certify`` checks that it is what it
+claims. ``METHODS``, ``EXACT_METHODS`` and ``VERIFIERS`` are read from the registry on each access.
+
 Public API: ``output_law``, ``acceptance_rate``, ``alpha_star``, ``get_verifier``, ``METHODS``; also
 ``evaluate`` (law, acceptance and certified error in one call), ``output_law_with_bound`` (pruned history
 recursion with a certified error) and ``estimate`` (unbiased sampled-history law and acceptance with a
@@ -29,59 +33,73 @@ from __future__ import annotations
 
 import torch
 
+from . import builtins  # noqa: F401  (registers the built-in methods)
 from .bound import alpha_star, alpha_star_upper_from_beta
+from .certify import Certificate, bound_for, certify
 from .checks import as_float64, check_num_candidates, check_pair
-from .greedy import deterministic_law, greedy_law, top_candidates
 from .histories import check_exact
-from .optimal import optimal_law
-from .resispec import resispec_estimate, resispec_law
+from .registry import Method, get_method, names, register, unregister
 from .results import LawResult
-from .samplers import VerifyOutcome, get_verifier
-from .sequential import sequential_law
-from .without_replacement import sequoia_estimate, sequoia_law
+from .rows import NO_CANDIDATE
+from .samplers import VerifyOutcome
 from .wor_bound import alpha_star_wor
-
-METHODS = ("specinfer", "sequoia", "ers", "resispec", "optimal", "greedy", "deterministic")
-EXACT_METHODS = ("specinfer", "sequoia", "ers", "optimal", "deterministic")
 
 __all__ = [
     "METHODS",
     "EXACT_METHODS",
+    "NO_CANDIDATE",
+    "Certificate",
     "LawResult",
+    "Method",
     "VerifyOutcome",
     "acceptance_bound",
     "acceptance_rate",
     "alpha_star",
     "alpha_star_upper_from_beta",
     "alpha_star_wor",
+    "certify",
     "estimate",
     "evaluate",
+    "get_method",
     "get_verifier",
     "output_law",
     "output_law_with_bound",
+    "register",
+    "unregister",
 ]
 
 
-def resolve(method: str, replacement: bool | None) -> str:
-    """The law family actually computed for (method, replacement)."""
-    if method not in METHODS:
-        raise ValueError(f"unknown verification method {method!r}; known: {list(METHODS)}")
+def __getattr__(name: str):
+    """The lists of methods, read from the registry: ``METHODS`` (all), ``EXACT_METHODS`` (those claiming
+    exactness) and ``VERIFIERS`` (name -> per-node sampler factory)."""
+    if name == "METHODS":
+        return names()
+    if name == "EXACT_METHODS":
+        return names(exact=True)
+    if name == "VERIFIERS":
+        return {n: get_method(n).node_verifier for n in names()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def get_verifier(method: str, **options):
+    """Per-node sampler of ``method``; options: validate=True and the method's own (ers iterations /
+    damping / tol / bins, resispec budget / order)."""
+    return get_method(method).node_verifier(**options)
+
+
+def resolve(method: str, replacement: bool | None) -> Method:
+    """The method actually computed for (method, replacement): e.g. specinfer without replacement is
+    sequoia (``Method.variants``)."""
+    entry = get_method(method)
     if replacement is None:
-        return method
+        return entry
     if not isinstance(replacement, bool):
         raise ValueError(f"replacement must be None, True or False, got {replacement!r}")
-    table = {
-        ("specinfer", True): "specinfer",
-        ("specinfer", False): "sequoia",
-        ("sequoia", True): "specinfer",
-        ("sequoia", False): "sequoia",
-        ("ers", True): "ers",
-        ("resispec", True): "resispec",
-        ("optimal", True): "optimal",
-    }
-    if (method, replacement) not in table:
+    if replacement == entry.replacement:
+        return entry
+    if replacement not in entry.variants:
         raise ValueError(f"method {method!r} with replacement={replacement} is not defined")
-    return table[(method, replacement)]
+    return get_method(entry.variants[replacement])
 
 
 def evaluate(
@@ -98,22 +116,10 @@ def evaluate(
     """Law, acceptance and certified error; ``eps`` / ``max_histories`` bound the history recursion."""
     check_pair(target_probs, draft_probs)
     num_candidates = check_num_candidates(num_candidates)
-    family = resolve(method, replacement)
+    entry = resolve(method, replacement)
+    options = entry.check_options(options)
     target, draft = as_float64(target_probs, draft_probs)
-    if family in ("specinfer", "ers"):
-        law, acceptance = sequential_law(family, target, draft, num_candidates, **options)
-        return LawResult(law, float(acceptance), 0.0)
-    if family in ("greedy", "deterministic", "optimal"):
-        if options:
-            raise ValueError(f"{family} takes no options, got {sorted(options)}")
-        fn = {"greedy": greedy_law, "deterministic": deterministic_law, "optimal": optimal_law}[family]
-        law, acceptance = fn(target, draft, num_candidates)
-        return LawResult(law, float(acceptance), 0.0)
-    if family == "sequoia" and options:
-        raise ValueError(f"sequoia takes no options, got {sorted(options)}")
-    fn = sequoia_law if family == "sequoia" else resispec_law
-    law, acceptance, err = fn(target, draft, num_candidates, eps=eps, max_histories=max_histories, **options)
-    return LawResult(law, float(acceptance), float(err))
+    return entry.evaluate(target, draft, num_candidates, eps=eps, max_histories=max_histories, **options)
 
 
 def estimate(
@@ -132,17 +138,14 @@ def estimate(
     methods are computed exactly (err 0)."""
     check_pair(target_probs, draft_probs)
     num_candidates = check_num_candidates(num_candidates)
-    family = resolve(method, replacement)
-    if family not in ("sequoia", "resispec"):
+    entry = resolve(method, replacement)
+    options = entry.check_options(options)
+    if type(entry).estimate is Method.estimate:
         return evaluate(method, target_probs, draft_probs, num_candidates, replacement=replacement, **options)
-    if family == "sequoia" and options:
-        raise ValueError(f"sequoia takes no options, got {sorted(options)}")
     if generator is None:
-        raise ValueError("estimate needs a torch.Generator for sequoia / resispec")
+        raise ValueError(f"estimate needs a torch.Generator for {entry.name}")
     target, draft = as_float64(target_probs, draft_probs)
-    fn = sequoia_estimate if family == "sequoia" else resispec_estimate
-    law, acceptance, stderr = fn(target, draft, num_candidates, paths=paths, generator=generator, **options)
-    return LawResult(law, acceptance, stderr)
+    return entry.estimate(target, draft, num_candidates, paths=paths, generator=generator, **options)
 
 
 def output_law_with_bound(
@@ -191,11 +194,4 @@ def acceptance_bound(method: str, target_probs, draft_probs, num_candidates: int
     p(top-k of q) for the fixed candidates of deterministic and greedy."""
     check_pair(target_probs, draft_probs)
     num_candidates = check_num_candidates(num_candidates)
-    draws = get_verifier(resolve(method, None)).draws
-    if draws == "with_replacement":
-        return alpha_star(target_probs, draft_probs, num_candidates)
-    if draws == "without_replacement":
-        drafted = int((draft_probs > 0).sum())
-        return alpha_star_wor(target_probs, draft_probs, min(num_candidates, drafted))
-    target, draft = as_float64(target_probs, draft_probs)
-    return float(target[top_candidates(draft, num_candidates)].sum())
+    return bound_for(get_method(method).draws, target_probs, draft_probs, num_candidates)

@@ -26,9 +26,9 @@ from collections.abc import Callable
 
 import torch
 
+from . import registry
 from . import resispec as resispec_steps
-from .batched_optimal import verify_optimal_per_node, verify_optimal_rows
-from .rows import BatchOutcome, draw_rows
+from .rows import NO_CANDIDATE, BatchOutcome, draw_rows, leaf_outcome
 from .sequential import DEFAULT_BINS, plan_step, ratio_bins
 from .without_replacement import normalise, sequoia_accepted, sequoia_next_residual
 
@@ -39,15 +39,21 @@ __all__ = [
     "outcome_law",
     "draw_rows",
     "plan_ers_rows",
-    "BATCHED_METHODS",
+    "sample_chain",
 ]
 
-BATCHED_METHODS = ("specinfer", "ers", "sequoia", "deterministic", "resispec", "greedy", "optimal")
-ERS_OPTIONS = ("iterations", "damping", "tol", "bins")
-SHAPING_METHODS = ("ers", "resispec")  # the methods whose phases ``tick`` reports
+
+def __getattr__(name: str):
+    """``BATCHED_METHODS`` (every registered method verifies in batches) and ``ERS_OPTIONS``, read from
+    the registry."""
+    if name == "BATCHED_METHODS":
+        return registry.names()
+    if name == "ERS_OPTIONS":
+        return tuple(registry.get_method("ers").options)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _no_tick(key: str) -> None:
+def no_tick(key: str) -> None:
     """Default ``tick``: no timer."""
 
 
@@ -66,7 +72,7 @@ def _ratio(mass: torch.Tensor, capacity: torch.Tensor) -> torch.Tensor:
     return torch.where(capacity > 0, mass / capacity.clamp_min(torch.finfo(capacity.dtype).tiny), 0.0)
 
 
-def _sequential(target, draft, candidates, valid, future, tick):
+def sequential_chain(target, draft, candidates, valid, future, tick):
     """specinfer (future None: T = 0) and ers (future [B, k]): c_i = min(R_i q, (M_i - q T_{i+1})^+),
     candidate i accepted with probability c_i(x_i) / (R_i q(x_i))."""
     residual, reach, probs = target, target.sum(-1), []  # [B, V], [B]
@@ -83,7 +89,7 @@ def _sequential(target, draft, candidates, valid, future, tick):
     return probs, residual
 
 
-def _sequoia(target, draft, candidates, valid):
+def sequoia_chain(target, draft, candidates, valid, options, tick):
     """Recursive rejection sampling without replacement: q_i is q with x_1..x_{i-1} removed."""
     residual, current, probs = target, draft, []
     for i in range(candidates.shape[1]):
@@ -95,7 +101,7 @@ def _sequoia(target, draft, candidates, valid):
     return probs, residual
 
 
-def _deterministic(target, candidates, valid):
+def deterministic_chain(target, draft, candidates, valid, options, tick):
     """EAGLE-2's fixed drafts: accept x_i with probability M_i(x_i) / R_i, then remove x_i."""
     residual, reach, probs = target, target.sum(-1), []
     for i in range(candidates.shape[1]):
@@ -106,7 +112,7 @@ def _deterministic(target, candidates, valid):
     return probs, residual
 
 
-def _resispec(target, draft, candidates, valid, options, tick):
+def resispec_chain(target, draft, candidates, valid, options, tick):
     """The printed Algorithm 1 (``resispec.py``), one fill order (a sort of q) per row."""
     budget = options.get("budget", "local")
     order = options.get("order", "decreasing_q")
@@ -131,7 +137,7 @@ def _resispec(target, draft, candidates, valid, options, tick):
     return probs, residual
 
 
-def _greedy(target, candidates, valid) -> BatchOutcome:
+def greedy_rows(target, draft, candidates, valid, generator) -> BatchOutcome:
     """T = 0: the token is argmax p; x_i is accepted iff it is that token (first such position)."""
     token = target.argmax(-1)  # [B]
     match = (candidates == token.unsqueeze(-1)) & valid  # [B, k]
@@ -142,9 +148,9 @@ def _first(hits: torch.Tensor) -> torch.Tensor:
     """Index of the first True of each row of hits [B, k], -1 if none; [B]."""
     k = hits.shape[1]
     if k == 0:
-        return torch.full(hits.shape[:1], -1, dtype=torch.long, device=hits.device)
+        return torch.full(hits.shape[:1], NO_CANDIDATE, dtype=torch.long, device=hits.device)
     first = torch.where(hits, torch.arange(k, device=hits.device), k).amin(-1)
-    return torch.where(first < k, first, -1)
+    return torch.where(first < k, first, NO_CANDIDATE)
 
 
 def _active_plan(target, draft, future, active):
@@ -165,10 +171,7 @@ def plan_ers_rows(target, draft, active, options=None, tick=None):
     planning pass of ``sequential.future_for`` / ``plan_ers`` on the ratio bins, batched, without its early
     exit (converged rows stay frozen, as there) and with each row's future reach summing only its own
     steps' reaches, as a plan for k_b candidates does. Any future reach gives an exact verifier."""
-    options, tick = dict(options or {}), tick or _no_tick
-    unknown = set(options) - set(ERS_OPTIONS)
-    if unknown:
-        raise ValueError(f"unknown ers options {sorted(unknown)} (known: {', '.join(ERS_OPTIONS)})")
+    options, tick = registry.get_method("ers").check_options(options), tick or no_tick
     bins = options.get("bins", DEFAULT_BINS)
     iterations = options.get("iterations", 8)
     damping, tol = options.get("damping", 0.0), options.get("tol", 1e-5)
@@ -206,30 +209,34 @@ def verify_rows(
     tick: Callable[[str], None] | None = None,
     per_node_optimal: bool = False,
 ) -> BatchOutcome:
-    """Verify B nodes at once without host synchronisation; see the module docstring.
+    """Verify B nodes at once without host synchronisation with the registered ``method``; see the
+    module docstring.
 
     target_probs, draft_probs: [B, V] (float32 or float64; ``optimal`` plans in float64); candidates:
     long [B, k]; valid: bool [B, k]; ``options``: the method's options (ers iterations / damping / tol /
-    bins, resispec budget / order). ``per_node_optimal``: plan ``optimal`` row by row with the per-node
-    planner (host reads; cheaper on a CPU for a single row) instead of the batched fixed-shape plan.
+    bins, resispec budget / order). ``per_node_optimal``: let a method with a host planner
+    (``Method.host_planner``, optimal) plan row by row with host reads (cheaper on a CPU for one row)
+    instead of its fixed-shape batched plan.
     """
-    options = dict(options or {})
-    tick = (tick or _no_tick) if method in SHAPING_METHODS else _no_tick
-    if method not in BATCHED_METHODS:
-        raise ValueError(f"unknown verification method {method!r}; known: {list(BATCHED_METHODS)}")
-    if method == "greedy":
-        return _greedy(target_probs, candidates, valid)
-    if candidates.shape[1] == 0:  # leaves only: the bonus token from the target, whatever the method
-        rows, device = candidates.shape[0], target_probs.device
-        final = torch.rand(rows, generator=generator, device=device, dtype=torch.float64)
-        none = torch.full((rows,), -1, dtype=torch.long, device=device)
-        return BatchOutcome(none, draw_rows(target_probs, final, target_probs))
-    if method == "optimal":
-        if per_node_optimal:
-            return verify_optimal_per_node(target_probs, draft_probs, candidates, valid, generator)
-        return verify_optimal_rows(target_probs, draft_probs, candidates, valid, generator, tick)
+    entry = registry.get_method(method)
+    options = entry.check_options(options)
+    tick = (tick or no_tick) if entry.shaping else no_tick
+    host_plan = per_node_optimal and entry.host_planner
+    return entry.verify_rows(
+        target_probs, draft_probs, candidates, valid, generator, options, tick, host_plan
+    )
+
+
+def sample_chain(
+    chain, target_probs, draft_probs, candidates, valid, generator, options, tick
+) -> BatchOutcome:
+    """Sample a sequential method from its ``chain(target, draft, candidates, valid, options, tick) ->
+    (probs, residual)`` (see ``_chain``): candidate i accepted with probs[:, i] given the earlier ones were
+    rejected, else one residual token per row."""
+    if candidates.shape[1] == 0:
+        return leaf_outcome(target_probs, generator)
     target, draft = _working(target_probs, draft_probs)
-    probs, residual = _chain(method, target, draft, candidates, valid, options, tick)  # [B, k], [B, V]
+    probs, residual = _chain(chain, target, draft, candidates, valid, options, tick)  # [B, k], [B, V]
     rows, k = candidates.shape
     uniforms = torch.rand(rows, k, generator=generator, device=target.device, dtype=target.dtype)
     final = torch.rand(rows, generator=generator, device=target.device, dtype=torch.float64)
@@ -246,31 +253,24 @@ def _working(target_probs, draft_probs):
     return target_probs.to(dtype), draft_probs.to(dtype)
 
 
-def _chain(method, target, draft, candidates, valid, options, tick):
+def _chain(chain, target, draft, candidates, valid, options, tick):
     """Acceptance probability of each candidate given the earlier ones were rejected [B, k] (0 where not
     valid) and the residual measure after all valid candidates are rejected [B, V]."""
-    if method in ("specinfer", "ers"):
-        future = plan_ers_rows(target, draft, valid, options, tick) if method == "ers" else None
-        probs, residual = _sequential(target, draft, candidates, valid, future, tick)
-    elif method == "sequoia":
-        probs, residual = _sequoia(target, draft, candidates, valid)
-    elif method == "deterministic":
-        probs, residual = _deterministic(target, candidates, valid)
-    else:
-        probs, residual = _resispec(target, draft, candidates, valid, options, tick)
+    probs, residual = chain(target, draft, candidates, valid, options, tick)
     if not probs:
         return target.new_zeros(candidates.shape), residual
     return torch.stack(probs, dim=-1) * valid, residual
 
 
 def acceptance_chain(method, target_probs, draft_probs, candidates, valid, *, options=None):
-    """The chain ``verify_rows`` samples from (sequential methods): the probability [B, k] that candidate
-    i is accepted given that the earlier ones were rejected, and the residual measure [B, V] after all
-    valid candidates are rejected."""
-    if method in ("greedy", "optimal") or method not in BATCHED_METHODS:
+    """The chain ``verify_rows`` samples from (sequential methods: those with a ``chain``): the probability
+    [B, k] that candidate i is accepted given that the earlier ones were rejected, and the residual
+    measure [B, V] after all valid candidates are rejected."""
+    entry = registry.get_method(method) if method in registry.names() else None
+    if getattr(entry, "chain", None) is None:
         raise ValueError(f"the acceptance chain covers the sequential methods, not {method!r}")
     target, draft = _working(target_probs, draft_probs)
-    return _chain(method, target, draft, candidates, valid, dict(options or {}), _no_tick)
+    return _chain(entry.chain, target, draft, candidates, valid, entry.check_options(options), no_tick)
 
 
 def outcome_law(method, target_probs, draft_probs, candidates, valid, *, options=None):

@@ -6,10 +6,12 @@ from typing import NamedTuple
 
 import torch
 
+NO_CANDIDATE = -1  # ``accepted_index`` of a row that accepts none of its candidates (or has none: a leaf)
+
 
 class BatchOutcome(NamedTuple):
-    """``accepted_index`` long [B] (index into the row's candidates, -1 if none) and ``token`` long [B]
-    (the accepted candidate, else the residual or bonus token)."""
+    """``accepted_index`` long [B] (index into the row's candidates, ``NO_CANDIDATE`` if none) and
+    ``token`` long [B] (the accepted candidate, else the residual or bonus token)."""
 
     accepted_index: torch.Tensor
     token: torch.Tensor
@@ -24,3 +26,11 @@ def draw_rows(measure: torch.Tensor, uniform: torch.Tensor, fallback: torch.Tens
     point = uniform.double().unsqueeze(-1) * cdf[:, -1:]  # [B, 1]
     index = torch.searchsorted(cdf, point, right=True)[:, 0]
     return index.clamp(max=cdf.shape[-1] - 1)
+
+
+def leaf_outcome(target_probs: torch.Tensor, generator: torch.Generator) -> BatchOutcome:
+    """Rows without candidates (leaves): the bonus token drawn from the target [B, V], whatever the method."""
+    rows, device = target_probs.shape[0], target_probs.device
+    final = torch.rand(rows, generator=generator, device=device, dtype=torch.float64)
+    none = torch.full((rows,), NO_CANDIDATE, dtype=torch.long, device=device)
+    return BatchOutcome(none, draw_rows(target_probs, final, target_probs))

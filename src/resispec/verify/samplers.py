@@ -52,12 +52,9 @@ class Verifier:
 
     method = ""
     draws = ""
-    option_names: tuple[str, ...] = ()
 
     def __init__(self, *, validate: bool = True, **options):
-        unknown = set(options) - set(self.option_names)
-        if unknown:
-            raise ValueError(f"unknown {self.method} options {sorted(unknown)} (known: {self.option_names})")
+        """``options``: the method's, already checked (``registry.Method.check_options``)."""
         self.validate = validate
         self.options = options
         self.last_timings: dict[str, float] = {}
@@ -132,7 +129,6 @@ class SpecInferVerifier(SequentialVerifier):
 
 class ERSVerifier(SequentialVerifier):
     method = "ers"
-    option_names = ("iterations", "damping", "tol", "bins")
 
     def plan_batch(self, target_probs: torch.Tensor, draft_probs: torch.Tensor, num_candidates: int):
         """Plans of many nodes at once (one batched planning pass, far cheaper per node than planning in
@@ -171,7 +167,6 @@ class ResiSpecVerifier(Verifier):
 
     method = "resispec"
     draws = "with_replacement"
-    option_names = ("budget", "order")
 
     def __init__(self, *, validate: bool = True, **options):
         super().__init__(validate=validate, **options)
@@ -279,22 +274,22 @@ class GreedyVerifier(Verifier):
         return VerifyOutcome(None, int(torch.argmax(target)))
 
 
-VERIFIERS = {
-    cls.method: cls
-    for cls in (
-        SpecInferVerifier,
-        SequoiaVerifier,
-        ERSVerifier,
-        ResiSpecVerifier,
-        OptimalVerifier,
-        GreedyVerifier,
-        DeterministicVerifier,
-    )
-}
+class RowVerifier(Verifier):
+    """Any registered method's per-node sampler: its batched ``verify`` on a single row (the default of
+    ``registry.Method.node_verifier``, so a method of one's own needs no per-node code)."""
 
+    def __init__(self, entry, *, validate: bool = True, **options):
+        self.entry, self.method, self.draws = entry, entry.name, entry.draws
+        super().__init__(validate=validate, **entry.check_options(options))
 
-def get_verifier(method: str, **options) -> Verifier:
-    """Sampler for ``method``; options: validate=True, ers iterations/damping/tol, resispec budget/order."""
-    if method not in VERIFIERS:
-        raise ValueError(f"unknown verification method {method!r}; known: {sorted(VERIFIERS)}")
-    return VERIFIERS[method](**options)
+    def _verify(self, target, draft, candidates, generator):
+        tokens = torch.tensor([candidates], dtype=torch.long, device=target.device)  # [1, k]
+        valid = torch.ones_like(tokens, dtype=torch.bool)
+        accepted, token = self.entry.verify(
+            target[None], draft[None], tokens, valid, generator, **self.options
+        )
+        index = int(accepted[0])
+        return VerifyOutcome(index if index >= 0 else None, int(token[0]))
+
+    def _no_candidates(self, target, generator) -> VerifyOutcome:
+        return self._verify(target, target, [], generator)

@@ -36,8 +36,10 @@ def snakemake_argv(command: str, smk) -> list[str]:
 def _run(command: str, smk) -> int:
     """`resispec <command>`; a failure's traceback goes to the logging (the job's log file) first."""
     from resispec.workflow.commands import main
+    from resispec.workflow.plugins import load_plugins
 
     try:
+        load_plugins(getattr(smk, "config", None) or {})  # the methods a job may be asked to run
         return main(snakemake_argv(command, smk))
     except SystemExit as exc:  # argparse: its message is already on stderr (the log)
         return exc.code if isinstance(exc.code, int) else 1

@@ -12,7 +12,9 @@ import jsonschema
 import yaml
 
 from resispec.decoding.arguments import tree_spec
+from resispec.verify.registry import method_pattern
 from resispec.workflow.config import ConfigError, schema_path, validator_with_defaults
+from resispec.workflow.plugins import load_plugins
 
 ALWAYS_METHODS = ("ers", "optimal", "autoregressive")  # every run: exact residual shaping, the optimal
 # exact verifier and the target alone (the baseline)
@@ -78,7 +80,10 @@ def group_runs(jobs: list[Job]) -> dict[str, dict[str, Any]]:
 
 
 def _sheet_schema() -> dict[str, Any]:
-    return yaml.safe_load((schema_path().parent / "sheet.schema.yaml").read_text())
+    """The sheet schema, its ``methods`` pattern the registered methods' (built-ins and plugins)."""
+    schema = yaml.safe_load((schema_path().parent / "sheet.schema.yaml").read_text())
+    schema["properties"]["methods"]["pattern"] = method_pattern()
+    return schema
 
 
 def _coerce(value: str, column: str, where: str) -> Any:
@@ -164,7 +169,8 @@ def available_prompts(config: dict[str, Any]) -> dict[str, int]:
 
 
 def expand_jobs(config: dict[str, Any], base_dir: str | Path = ".") -> list[Job]:
-    """All decoding jobs of all sheets named in config['experiments']."""
+    """All decoding jobs of all sheets named in config['experiments'] (the config's plugins first)."""
+    load_plugins(config)
     jobs, available = [], available_prompts(config)
     for table, sheet in config.get("experiments", {}).items():
         if table not in SHEET_TABLES:

@@ -1,0 +1,133 @@
+"""The registry is the one list of methods: every list the package exposes, the per-node and batched
+samplers, the law functions and the sheet schema read it, so a registered method appears everywhere."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from resispec.verify import Method, get_method, register
+from resispec.verify.registry import names
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "my_verifiers.py"
+
+# Registers the example plugin in a fresh interpreter, then reads every list of methods the package
+# exposes and validates a sheet naming the new method.
+LISTS = """
+import json, sys, tempfile
+from pathlib import Path
+from resispec.workflow.plugins import load_plugin
+added = load_plugin(sys.argv[1])
+import resispec, resispec.verify as verify
+from resispec.verify import batched
+from resispec.audit import exactness
+from resispec.report import bounds, paper_limits
+from resispec.bench import verify as bench_verify
+from resispec.workflow.sheets import _sheet_schema
+import jsonschema
+schema = _sheet_schema()["properties"]["methods"]
+jsonschema.validate("specinfer," + added[0], schema)
+out = {
+    "added": list(added),
+    "METHODS": list(resispec.METHODS),
+    "verify.METHODS": list(verify.METHODS),
+    "EXACT_METHODS": list(verify.EXACT_METHODS),
+    "VERIFIERS": sorted(verify.VERIFIERS),
+    "BATCHED_METHODS": list(batched.BATCHED_METHODS),
+    "EXACTNESS_METHODS": list(exactness.EXACTNESS_METHODS),
+    "LAW_METHODS": list(bench_verify.LAW_METHODS),
+    "OWN_METHODS": list(paper_limits.OWN_METHODS),
+    "METHOD_ORDER": list(bounds.METHOD_ORDER),
+    "ERS_OPTIONS": list(batched.ERS_OPTIONS),
+    "ers options": list(verify.get_method("ers").options),
+    "schema": schema["pattern"],
+}
+print(json.dumps(out))
+"""
+
+
+def test_registering_a_method_makes_it_appear_in_every_list():
+    """A method registered by a plugin is in METHODS, EXACT_METHODS, VERIFIERS, BATCHED_METHODS,
+    EXACTNESS_METHODS, LAW_METHODS, OWN_METHODS, METHOD_ORDER and the sheet schema's pattern."""
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    done = subprocess.run(
+        [sys.executable, "-c", LISTS, str(EXAMPLE)], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    lists = json.loads(done.stdout)
+    assert lists.pop("added") == ["first_candidate"]
+    assert lists.pop("ERS_OPTIONS") == lists.pop("ers options") == ["iterations", "damping", "tol", "bins"]
+    pattern = lists.pop("schema")
+    assert "first_candidate" in pattern
+    for key, values in lists.items():
+        assert "first_candidate" in values, f"{key} does not derive from the registry: {values}"
+
+
+def test_built_in_lists_are_the_registry_filtered():
+    """The built-ins' lists as they were, now filtered from the registry by the methods' properties."""
+    import resispec.verify as verify
+    from resispec.audit import exactness
+    from resispec.report import paper_limits
+
+    assert set(verify.METHODS) >= {
+        "specinfer",
+        "sequoia",
+        "ers",
+        "resispec",
+        "optimal",
+        "greedy",
+        "deterministic",
+    }
+    assert set(names(exact=True)) >= {"specinfer", "sequoia", "ers", "optimal", "deterministic"}
+    assert "resispec" not in verify.EXACT_METHODS and "greedy" not in verify.EXACT_METHODS
+    assert "greedy" not in exactness.EXACTNESS_METHODS and "resispec" in exactness.EXACTNESS_METHODS
+    assert set(paper_limits.OWN_METHODS) >= {"optimal", "specinfer", "ers", "resispec"}
+    assert "sequoia" not in paper_limits.OWN_METHODS
+    assert get_method("optimal").host_planner and not get_method("specinfer").host_planner
+    assert [m for m in names() if get_method(m).shaping] == ["ers", "resispec"]
+
+
+def test_register_rejects_bad_methods():
+    """A bad name, a name taken, bad draws or a non-Method are errors naming what is wrong."""
+
+    class Bad(Method):
+        name = "specinfer"
+
+    with pytest.raises(ValueError, match="'specinfer' is already registered"):
+        register(Bad())
+    Bad.name = "two,names"
+    with pytest.raises(ValueError, match="must match"):
+        register(Bad())
+    Bad.name, Bad.draws = "fine", "sometimes"
+    with pytest.raises(ValueError, match="draws must be one of"):
+        register(Bad())
+    with pytest.raises(TypeError, match="Method instance"):
+        register("specinfer")
+    with pytest.raises(ValueError, match="unknown verification method 'nope'"):
+        get_method("nope")
+
+
+def test_unknown_options_are_named():
+    """Options are checked against the method's declared options, defaults filled in."""
+    assert get_method("resispec").check_options({"budget": "global"}) == {
+        "budget": "global",
+        "order": "decreasing_q",
+    }
+    with pytest.raises(ValueError, match=r"unknown ers options \['budget'\]"):
+        get_method("ers").check_options({"budget": "local"})
+
+
+def test_no_candidate_sentinel_is_the_batched_samplers():
+    """A leaf row (no candidates) reports NO_CANDIDATE, the one sentinel."""
+    from resispec.verify import NO_CANDIDATE
+    from resispec.verify.batched import verify_rows
+
+    target = torch.tensor([[0.5, 0.5]], dtype=torch.float64)
+    none = torch.zeros(1, 0, dtype=torch.long)
+    out = verify_rows("specinfer", target, target, none, none.bool(), torch.Generator().manual_seed(0))
+    assert int(out.accepted_index[0]) == NO_CANDIDATE == -1
