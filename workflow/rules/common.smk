@@ -60,7 +60,8 @@ def rule_resource(rule, key):
 def gpu_jobs():
     """The `gpu` resource of a GPU rule: 1 when the models run on CUDA (`device: cuda...`), else 0. Run
     locally with `--resources gpu=N` (N GPUs on the machine), so that two such jobs never share one
-    device by accident; the SLURM profile sets `gpu` itself (set-resources), so SLURM keeps its settings."""
+    device by accident; the SLURM profile sets `gpu` itself (set-resources), so SLURM keeps its settings.
+    """
     return 1 if str(config.get("device", "cpu")).startswith("cuda") else 0
 
 
