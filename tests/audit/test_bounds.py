@@ -42,10 +42,13 @@ def test_ends_are_attained():
     vertices = [pruned + err * np.eye(10)[j] for j in range(10)]
     assert bounds.kl_upper == pytest.approx(max(float(rel_entr(p, v).sum()) for v in vertices), abs=TOL)
     oracle = minimize(  # an independent solver: min KL(p || m) over m >= l, sum m = 1
-        lambda m: float(rel_entr(p, m).sum()), pruned + err / 10, method="SLSQP",
-        bounds=[(lo, 1.0) for lo in pruned], constraints=[{"type": "eq", "fun": lambda m: m.sum() - 1}],
+        lambda m: float(rel_entr(p, m).sum()),
+        pruned + err / 10,
+        method="SLSQP",
+        bounds=[(lo, 1.0) for lo in pruned],
+        constraints=[{"type": "eq", "fun": lambda m: m.sum() - 1}],
         options={"ftol": 1e-14, "maxiter": 500},
-    )  # fmt: skip
+    )
     assert oracle.success and oracle.fun == pytest.approx(bounds.kl, abs=1e-8)
     assert max(float(np.clip(v - p, 0, None).sum()) for v in vertices) == pytest.approx(
         bounds.tv_upper, abs=TOL

@@ -17,8 +17,13 @@ def full_node(method: str, vocab: int, k: int, seed: int = 0) -> dict:
     target, draft = random_pair(vocab, seed)
     target, draft = target.float(), draft.float()
     candidates = torch.multinomial(draft, k, replacement=True, generator=torch.Generator().manual_seed(seed))
-    return {"method": method, "candidates": candidates.tolist(), "prompt_id": "p", "step": 0,
-            "full": encode_rows(target, draft)}  # fmt: skip
+    return {
+        "method": method,
+        "candidates": candidates.tolist(),
+        "prompt_id": "p",
+        "step": 0,
+        "full": encode_rows(target, draft),
+    }
 
 
 def test_rows_round_trip_exactly():

@@ -16,9 +16,20 @@ def _records(rng, n: int) -> list[dict]:
         base = rng.uniform(1.5, 3.0)
         for method, scale in (("resispec", 1.5), ("specinfer", 1.0)):
             steps = [max(1, round(base * scale * rng.lognormal(0, 0.3))) for _ in range(8)]
-            out.append({"method": method, "prompt_id": f"p{i}", "pass": "timing", "accepted_lengths": steps,
-                        "new_tokens": [0] * sum(steps), "wall_s": 1.0, "position_tried": [],
-                        "position_accepted": [], "depth_tried": [], "depth_accepted": []})  # fmt: skip
+            out.append(
+                {
+                    "method": method,
+                    "prompt_id": f"p{i}",
+                    "pass": "timing",
+                    "accepted_lengths": steps,
+                    "new_tokens": [0] * sum(steps),
+                    "wall_s": 1.0,
+                    "position_tried": [],
+                    "position_accepted": [],
+                    "depth_tried": [],
+                    "depth_accepted": [],
+                }
+            )
     return out + [{**out[0], "pass": "audit"}]  # an audit-pass record is ignored
 
 

@@ -20,11 +20,18 @@ from resispec.audit.statistics import (
 def _record(accepted_lengths, wall=2.0, tried=(4, 2), accepted=(2, 1)):
     tokens = sum(accepted_lengths)
     return {
-        "accepted_lengths": accepted_lengths, "new_tokens": list(range(tokens)), "wall_s": wall,
-        "position_tried": list(tried), "position_accepted": list(accepted),
-        "depth_tried": [3, 1], "depth_accepted": [1, 0], "time_draft_s": 0.5, "time_target_s": 1.0,
-        "time_verify_s": 0.25, "shaping_time_s": {"budgeting": 0.1},
-    }  # fmt: skip
+        "accepted_lengths": accepted_lengths,
+        "new_tokens": list(range(tokens)),
+        "wall_s": wall,
+        "position_tried": list(tried),
+        "position_accepted": list(accepted),
+        "depth_tried": [3, 1],
+        "depth_accepted": [1, 0],
+        "time_draft_s": 0.5,
+        "time_target_s": 1.0,
+        "time_verify_s": 0.25,
+        "shaping_time_s": {"budgeting": 0.1},
+    }
 
 
 def test_bootstrap_interval_is_seeded_and_brackets_the_mean():
@@ -90,8 +97,15 @@ def test_accepted_length_without_the_bonus_token_and_per_level_acceptance():
     assert shares == pytest.approx([2 / 3, 1 / 3, 0.0])
     assert sum(shares) == pytest.approx(values["accepted_length_no_bonus"])
     assert values["depth_acceptance_2"] == pytest.approx(1 / 2)  # conditional on level 2 being tried
-    baseline = prompt_metrics({**_record([1, 1]), "depth_tried": [], "depth_accepted": [],
-                               "position_tried": [], "position_accepted": []})  # fmt: skip
+    baseline = prompt_metrics(
+        {
+            **_record([1, 1]),
+            "depth_tried": [],
+            "depth_accepted": [],
+            "position_tried": [],
+            "position_accepted": [],
+        }
+    )
     assert baseline["accepted_length_no_bonus"] == 0.0
     assert not any(key.startswith("level_acceptance") for key in baseline)
 
@@ -135,9 +149,18 @@ def test_cluster_bootstrap_resamples_whole_prompts():
 
 
 def _node(kl, upper, law_err, prompt, scope="full", acceptance=0.7, alpha=0.8):
-    return {"method": "resispec", "scope": scope, "prompt_id": prompt, "kl": kl, "kl_upper": upper,
-            "tv": kl / 2, "tv_upper": upper / 2, "acceptance": acceptance, "alpha_star": alpha,
-            "law_err": law_err}  # fmt: skip
+    return {
+        "method": "resispec",
+        "scope": scope,
+        "prompt_id": prompt,
+        "kl": kl,
+        "kl_upper": upper,
+        "tv": kl / 2,
+        "tv_upper": upper / 2,
+        "acceptance": acceptance,
+        "alpha_star": alpha,
+        "law_err": law_err,
+    }
 
 
 def test_job_rows_report_the_full_vocabulary_kl_with_its_certified_ends():
@@ -170,8 +193,10 @@ def test_ratio_rows_pair_every_other_method_of_the_run():
     job = {"table": "t", "row": "r", "method": "resispec"}
     mine = run[:2]
     audit = [dict(run[0], **{"pass": "audit"}), dict(run[1], new_tokens=[9], **{"pass": "audit"})]
-    rows = {r["metric"]: r for r in job_rows(job, mine, [], {"audit": {"bootstrap": 20}}, run_records=run,
-                                             audit_records=audit)}  # fmt: skip
+    rows = {
+        r["metric"]: r
+        for r in job_rows(job, mine, [], {"audit": {"bootstrap": 20}}, run_records=run, audit_records=audit)
+    }
     assert rows["speedup_vs_specinfer"]["mean"] == pytest.approx(1.5)
     assert rows["accepted_length_gain_vs_specinfer"]["mean"] == pytest.approx(1.5)
     assert (

@@ -55,11 +55,27 @@ def test_the_known_test_vector_is_inexact_under_every_variant():
 
 def test_summary_counts_nodes_above_alpha_star():
     rows = [
-        {"budget": "local", "order": "index", "kl": 0.1, "kl_upper": 0.2, "tv": 0.1, "acceptance": 0.9,
-         "alpha_star": 0.8, "law_err": 0.01},
-        {"budget": "local", "order": "index", "kl": float("inf"), "kl_upper": float("inf"), "tv": 0.1,
-         "acceptance": 0.5, "alpha_star": 0.8, "law_err": 0.0},
-    ]  # fmt: skip
+        {
+            "budget": "local",
+            "order": "index",
+            "kl": 0.1,
+            "kl_upper": 0.2,
+            "tv": 0.1,
+            "acceptance": 0.9,
+            "alpha_star": 0.8,
+            "law_err": 0.01,
+        },
+        {
+            "budget": "local",
+            "order": "index",
+            "kl": float("inf"),
+            "kl_upper": float("inf"),
+            "tv": 0.1,
+            "acceptance": 0.5,
+            "alpha_star": 0.8,
+            "law_err": 0.0,
+        },
+    ]
     (row,) = variant_summary(rows)
     assert row["share_above_alpha_star"] == 0.5 and row["max_excess"] == pytest.approx(0.11)
     assert row["kl"] == 0.1 and row["kl_upper"] == 0.2 and row["kl_inf_nodes"] == 1
@@ -71,9 +87,21 @@ def test_exactness_step_writes_variants_and_the_report_table(tmp_path):
     nodes = [resispec_node(seed, vocab=8) for seed in range(3)]
     torch.save({"job": "run", "nodes": nodes}, tmp_path / "run.pt")
     job = '{"run": "run", "dataset": "cnn_dailymail", "temperature": 1.0, "tree": "d3b3"}'
-    argv = ["exactness", "--audit", str(tmp_path / "run.pt"), "--nodes", str(tmp_path / "nodes.csv"),
-            "--job", job, "--variants", str(tmp_path / "v" / "run.csv"), "--variant-nodes", "2",
-            "--settings", '{"audit": {"max_histories": 2000}}']  # fmt: skip
+    argv = [
+        "exactness",
+        "--audit",
+        str(tmp_path / "run.pt"),
+        "--nodes",
+        str(tmp_path / "nodes.csv"),
+        "--job",
+        job,
+        "--variants",
+        str(tmp_path / "v" / "run.csv"),
+        "--variant-nodes",
+        "2",
+        "--settings",
+        '{"audit": {"max_histories": 2000}}',
+    ]
     assert main(argv) == 0
     frame = read_variants(tmp_path / "v")
     assert len(frame) == 2 * len(VARIANTS) and set(frame["variant"]) == {f"{b}/{o}" for b, o in VARIANTS}

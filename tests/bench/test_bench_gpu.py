@@ -15,8 +15,24 @@ from resispec.bench.overhead import PARTS
 
 ROOT = Path(__file__).parents[2]
 FORBIDDEN = {"snakemake", "pandas", "matplotlib", "datasets"}  # the bench must not need them
-QUICK = ["--trees", "d5b3,auto", "--methods", "specinfer,optimal", "--nodes", "1,8,121", "--repeats", "2",
-         "--warmup", "1", "--new-tokens", "12", "--warmup-tokens", "3", "--sync-tokens", "6"]  # fmt: skip
+QUICK = [
+    "--trees",
+    "d5b3,auto",
+    "--methods",
+    "specinfer,optimal",
+    "--nodes",
+    "1,8,121",
+    "--repeats",
+    "2",
+    "--warmup",
+    "1",
+    "--new-tokens",
+    "12",
+    "--warmup-tokens",
+    "3",
+    "--sync-tokens",
+    "6",
+]
 
 
 def _bench(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
@@ -24,8 +40,14 @@ def _bench(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess, di
     out = tmp_path / "gpu.json"
     argv = ["--device", "cpu", "--scale", "tiny", "--threads", "1", *extra, "--json", str(out)]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run([sys.executable, "-m", "resispec.bench", "gpu", *argv], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "resispec.bench", "gpu", *argv],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done, json.loads(out.read_text())
 
@@ -60,9 +82,14 @@ def test_bench_gpu_runs_from_the_source_tree_on_the_cpu(tmp_path):
     assert [r["nodes"] for r in result["draft_level"]] == [1, 3, 9, 27]  # the levels d5b3's drafter forwards
     assert all(r["syncs_per_step"] > 0 for r in result["engine"])
     text = done.stdout
-    for needle in ("target forward over n tree nodes", "draft forward of one level", "overhead",
-                   "GPU goal, d5b3 specinfer step / its 121-node target forward", "elapsed: ",
-                   "engine check (greedy tree decoding = transformers' greedy generation"):  # fmt: skip
+    for needle in (
+        "target forward over n tree nodes",
+        "draft forward of one level",
+        "overhead",
+        "GPU goal, d5b3 specinfer step / its 121-node target forward",
+        "elapsed: ",
+        "engine check (greedy tree decoding = transformers' greedy generation",
+    ):
         assert needle in text
     assert "not decided (this run is cpu at scale tiny" in text
     assert "overhead share auto (" in text and f"{'d5b3':<7}{121:>4} {'specinfer':<14}" in text
@@ -118,10 +145,19 @@ def test_the_bench_import_chain_needs_only_torch_numpy_and_yaml():
     """Importing every module the bench calls (engine, verifiers, host-sync counter, tree specs, published
     configs) adds no third-party package beyond numpy and PyYAML to what torch itself imports;
     transformers comes later, when the models are built."""
-    modules = ["resispec.bench.gpu", "resispec.bench.gpu_pair", "resispec.bench.gpu_timing",
-               "resispec.bench.gpu_report", "resispec.bench.gpu_compat", "resispec.decoding.engine",
-               "resispec.decoding.host_syncs", "resispec.decoding.tree_specs", "resispec.verify",
-               "resispec.decoding.pair_profile", "resispec.models.published"]  # fmt: skip
+    modules = [
+        "resispec.bench.gpu",
+        "resispec.bench.gpu_pair",
+        "resispec.bench.gpu_timing",
+        "resispec.bench.gpu_report",
+        "resispec.bench.gpu_compat",
+        "resispec.decoding.engine",
+        "resispec.decoding.host_syncs",
+        "resispec.decoding.tree_specs",
+        "resispec.verify",
+        "resispec.decoding.pair_profile",
+        "resispec.models.published",
+    ]
     code = (
         "import sys, importlib, torch\n"
         "before = {m.split('.')[0] for m in sys.modules}\n"

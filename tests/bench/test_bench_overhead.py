@@ -40,9 +40,13 @@ def test_share_and_ratio_intervals_bracket_their_values():
 
 @pytest.mark.parametrize(
     ("interval", "expected"),
-    [((0.03, 0.02, 0.04), "met"), ((0.07, 0.06, 0.08), "missed"), ((0.05, 0.04, 0.06), "not decided"),
-     ((0.03, math.nan, math.nan), "not decided (no interval)")],
-)  # fmt: skip
+    [
+        ((0.03, 0.02, 0.04), "met"),
+        ((0.07, 0.06, 0.08), "missed"),
+        ((0.05, 0.04, 0.06), "not decided"),
+        ((0.03, math.nan, math.nan), "not decided (no interval)"),
+    ],
+)
 def test_verdict_needs_the_whole_interval_on_one_side(interval, expected):
     assert overhead.verdict(overhead.Interval(*interval), 0.05) == expected
 
@@ -50,11 +54,29 @@ def test_verdict_needs_the_whole_interval_on_one_side(interval, expected):
 def test_compile_is_passed_only_when_generate_accepts_it():
     def eager(target, draft, ids, *, method, tree, temperature, max_new_tokens, generator, eos_token_id): ...
 
-    def compiled(target, draft, ids, *, method, tree, temperature, max_new_tokens, generator, eos_token_id,
-                 compile_mode=None): ...  # fmt: skip
+    def compiled(
+        target,
+        draft,
+        ids,
+        *,
+        method,
+        tree,
+        temperature,
+        max_new_tokens,
+        generator,
+        eos_token_id,
+        compile_mode=None,
+    ): ...
 
-    common = {"method": "specinfer", "tree": "d5b3", "temperature": 1.0, "max_new_tokens": 4, "seed": 0,
-              "device": torch.device("cpu"), "compile_mode": "reduce-overhead"}  # fmt: skip
+    common = {
+        "method": "specinfer",
+        "tree": "d5b3",
+        "temperature": 1.0,
+        "max_new_tokens": 4,
+        "seed": 0,
+        "device": torch.device("cpu"),
+        "compile_mode": "reduce-overhead",
+    }
     assert "compile_mode" not in engine_kwargs(eager, **common)
     kwargs = engine_kwargs(compiled, **common, stop_at_eos=False)
     assert kwargs["compile_mode"] == "reduce-overhead" and kwargs["eos_token_id"] == []
@@ -63,10 +85,16 @@ def test_compile_is_passed_only_when_generate_accepts_it():
 
 
 def _result(device: str, scale: str, spec_steps, opt_steps, forward) -> dict:
-    rows = [{"tree": "d5b3", "nodes": 121, "method": m, "step_s": s, "overhead": [0.2, 0.1, 0.3]}
-            for m, s in (("specinfer", spec_steps), ("optimal", opt_steps))]  # fmt: skip
-    return {"environment": {"device": device}, "settings": {"scale": scale}, "engine": rows,
-            "target_forward": [{"nodes": 121, "seconds": forward}]}  # fmt: skip
+    rows = [
+        {"tree": "d5b3", "nodes": 121, "method": m, "step_s": s, "overhead": [0.2, 0.1, 0.3]}
+        for m, s in (("specinfer", spec_steps), ("optimal", opt_steps))
+    ]
+    return {
+        "environment": {"device": device},
+        "settings": {"scale": scale},
+        "engine": rows,
+        "target_forward": [{"nodes": 121, "seconds": forward}],
+    }
 
 
 def test_gpu_goal_lines_decide_only_on_a_cuda_run_at_paper_scale():
@@ -98,8 +126,9 @@ def test_the_random_pair_agrees_as_its_divergence_says():
     prefix = torch.randint(3, gpu_pair.TINY["vocab_size"], (24,), generator=torch.Generator().manual_seed(0))
     agreement = []
     for divergence in (0.05, 0.6):
-        target, draft, facts = gpu_pair.build_pair("tiny", torch.device("cpu"), torch.float32, prefix,
-                                                   divergence=divergence)  # fmt: skip
+        target, draft, facts = gpu_pair.build_pair(
+            "tiny", torch.device("cpu"), torch.float32, prefix, divergence=divergence
+        )
         goal = divergence / math.sqrt(2 * facts["target"]["num_hidden_layers"])
         assert facts["target"]["layer_update_rms"] == pytest.approx([goal, goal], rel=0.05)
         agreement.append(gpu_pair.single_candidate_acceptance(target, draft, prefix)["acceptance"])
@@ -107,8 +136,10 @@ def test_the_random_pair_agrees_as_its_divergence_says():
 
 
 def test_cpu_goal_lines_name_every_exact_method_and_how_to_add_a_missing_one():
-    rows = [{"spec": "d5b3", "method": "specinfer", "overhead": [0.02, 0.01, 0.03]},
-            {"spec": "d5b3", "method": "ers", "overhead": [0.06, 0.055, 0.07]}]  # fmt: skip
+    rows = [
+        {"spec": "d5b3", "method": "specinfer", "overhead": [0.02, 0.01, 0.03]},
+        {"spec": "d5b3", "method": "ers", "overhead": [0.06, 0.055, 0.07]},
+    ]
     lines = overhead.cpu_overhead_lines(rows, ["specinfer", "ers", "resispec"])
     by_label = {line.split(": ")[0]: line for line in lines}
     assert len(lines) == len(overhead.CPU_GOAL_TREES) * 5  # every exact method, resispec never

@@ -10,14 +10,36 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).parents[2]
-QUICK = ["--device", "cpu", "--scale", "tiny", "--threads", "1", "--nodes", "1,121", "--repeats", "2",
-         "--warmup", "1", "--new-tokens", "8", "--warmup-tokens", "3"]  # fmt: skip
+QUICK = [
+    "--device",
+    "cpu",
+    "--scale",
+    "tiny",
+    "--threads",
+    "1",
+    "--nodes",
+    "1,121",
+    "--repeats",
+    "2",
+    "--warmup",
+    "1",
+    "--new-tokens",
+    "8",
+    "--warmup-tokens",
+    "3",
+]
 
 
 def test_both_passes_write_their_results(tmp_path):
     env = {**os.environ, "OUT": str(tmp_path), "PYTHON": sys.executable}
-    done = subprocess.run(["bash", str(ROOT / "scripts" / "gpu-check.sh"), *QUICK, "--methods", "specinfer"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)  # fmt: skip
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "gpu-check.sh"), *QUICK, "--methods", "specinfer"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     eager = json.loads((tmp_path / "gpu-eager.json").read_text())
     compiled = json.loads((tmp_path / "gpu-compiled.json").read_text())
@@ -35,8 +57,14 @@ def test_both_passes_write_their_results(tmp_path):
 def test_a_failing_pass_sets_the_exit_status(tmp_path):
     """No CUDA here: the default device stops each pass with its message, and the script exits non-zero."""
     env = {**os.environ, "OUT": str(tmp_path), "PYTHON": sys.executable, "CUDA_VISIBLE_DEVICES": ""}
-    done = subprocess.run(["bash", str(ROOT / "scripts" / "gpu-check.sh")], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "gpu-check.sh")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode != 0
     assert "sees no CUDA GPU" in (tmp_path / "gpu-eager.log").read_text()
     assert "[gpu-check] eager: exit 1" in done.stderr and "[gpu-check] compiled: exit" in done.stderr

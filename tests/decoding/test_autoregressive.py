@@ -20,8 +20,9 @@ VOCAB, SAMPLES = 5, 1500
 
 def test_greedy_equals_hf(target_model):
     ref = target_model.generate(PROMPT[None], max_new_tokens=12, do_sample=False, eos_token_id=None)[0, 4:]
-    out = sample(target_model, PROMPT, temperature=0, max_new_tokens=12, generator=torch.Generator(),
-                 eos_token_id=[])  # fmt: skip
+    out = sample(
+        target_model, PROMPT, temperature=0, max_new_tokens=12, generator=torch.Generator(), eos_token_id=[]
+    )
     assert torch.equal(out.tokens, ref)
 
 
@@ -45,11 +46,23 @@ def test_two_token_law_is_the_targets():
 
 
 def test_eos_stops_and_records_have_the_raw_format(target_model):
-    out = sample(target_model, PROMPT, temperature=1.0, max_new_tokens=20,
-                 generator=torch.Generator().manual_seed(0), eos_token_id=[])  # fmt: skip
+    out = sample(
+        target_model,
+        PROMPT,
+        temperature=1.0,
+        max_new_tokens=20,
+        generator=torch.Generator().manual_seed(0),
+        eos_token_id=[],
+    )
     stop = int(out.tokens[3])
-    again = sample(target_model, PROMPT, temperature=1.0, max_new_tokens=20,
-                   generator=torch.Generator().manual_seed(0), eos_token_id=stop)  # fmt: skip
+    again = sample(
+        target_model,
+        PROMPT,
+        temperature=1.0,
+        max_new_tokens=20,
+        generator=torch.Generator().manual_seed(0),
+        eos_token_id=stop,
+    )
     assert again.tokens.tolist() == out.tokens[: out.tokens.tolist().index(stop) + 1].tolist()
     record = out.to_record(method="autoregressive")
     assert record["accepted_lengths"] == [1] * 20 and len(record["new_tokens"]) == 20
@@ -60,10 +73,16 @@ def test_eos_stops_and_records_have_the_raw_format(target_model):
 
 def test_same_seed_same_tokens(target_model):
     runs = [
-        sample(target_model, PROMPT, temperature=1.0, max_new_tokens=10,
-               generator=torch.Generator().manual_seed(5), eos_token_id=[]).tokens
+        sample(
+            target_model,
+            PROMPT,
+            temperature=1.0,
+            max_new_tokens=10,
+            generator=torch.Generator().manual_seed(5),
+            eos_token_id=[],
+        ).tokens
         for _ in range(2)
-    ]  # fmt: skip
+    ]
     assert torch.equal(*runs) and len(set(itertools.chain(runs[0].tolist()))) > 1
 
 

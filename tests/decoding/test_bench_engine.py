@@ -10,8 +10,20 @@ def test_bench_engine_runs_every_system_on_a_synthetic_pair(tmp_path, capsys):
     target_dir, draft_dir = bench.synthetic_pair(
         tmp_path / "pair", vocab=64, hidden=64, layers=3, draft_layers=1
     )
-    argv = ["--target", target_dir, "--draft", draft_dir, "--max-new-tokens", "16", "--prompts", "2",
-            "--trees", "auto,chain2", "--methods", "specinfer,sequoia"]  # fmt: skip
+    argv = [
+        "--target",
+        target_dir,
+        "--draft",
+        draft_dir,
+        "--max-new-tokens",
+        "16",
+        "--prompts",
+        "2",
+        "--trees",
+        "auto,chain2",
+        "--methods",
+        "specinfer,sequoia",
+    ]
     argv += ["--json", str(tmp_path / "rows.json")]
     assert bench.main(argv) == 0
     captured = capsys.readouterr()
@@ -73,8 +85,20 @@ def test_bench_engine_names_the_methods_a_given_profile_lacks(tmp_path):
     acceptance = {"1": {"sequoia": [0.6, 0.2], "specinfer": [0.5, 0.1]}}
     path = tmp_path / "profile.json"
     path.write_text(PairProfile(acceptance, costs, {"max_nodes": 16, "max_depth": 4}).to_json())
-    argv = ["--target", target_dir, "--draft", draft_dir, "--prompts", "1", "--profile", str(path),
-            "--trees", "auto", "--methods", "specinfer,ers,optimal"]  # fmt: skip
+    argv = [
+        "--target",
+        target_dir,
+        "--draft",
+        draft_dir,
+        "--prompts",
+        "1",
+        "--profile",
+        str(path),
+        "--trees",
+        "auto",
+        "--methods",
+        "specinfer,ers,optimal",
+    ]
     with pytest.raises(ValueError, match=r"profile\.json: no acceptance rows for \['ers', 'optimal'\]"):
         bench.run(argv)
 

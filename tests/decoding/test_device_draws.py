@@ -91,8 +91,14 @@ def test_no_multinomial_in_generate(target_model, draft_model, eagle_head, metho
     draft = draft_model if drafter == "model" else EagleDrafter(eagle_head)
     with _CountMultinomial() as counter:
         out = engine.generate(
-            target_model, draft, PROMPT, method=method, tree=TREES[tree](), max_new_tokens=12,
-            eos_token_id=[], generator=torch.Generator().manual_seed(0),
-        )  # fmt: skip
+            target_model,
+            draft,
+            PROMPT,
+            method=method,
+            tree=TREES[tree](),
+            max_new_tokens=12,
+            eos_token_id=[],
+            generator=torch.Generator().manual_seed(0),
+        )
     assert len(out.steps) >= 2
     assert counter.calls == 0

@@ -20,9 +20,20 @@ from torch.overrides import TorchFunctionMode
 
 AUDITED = ("resispec/decoding/", "resispec/verify/")
 FACTORIES = {
-    torch.tensor, torch.as_tensor, torch.arange, torch.zeros, torch.ones, torch.empty, torch.full,
-    torch.rand, torch.randn, torch.randint, torch.randperm, torch.eye, torch.linspace,
-}  # fmt: skip
+    torch.tensor,
+    torch.as_tensor,
+    torch.arange,
+    torch.zeros,
+    torch.ones,
+    torch.empty,
+    torch.full,
+    torch.rand,
+    torch.randn,
+    torch.randint,
+    torch.randperm,
+    torch.eye,
+    torch.linspace,
+}
 HOST_CALLS = {torch.Tensor.cpu, torch.Tensor.numpy}
 # Deliberate host work, by (file, function): each moves a handful of numbers and is correct on any device.
 ALLOWED = {
@@ -100,9 +111,17 @@ def test_engine_and_verifiers_create_tensors_on_the_models_device(audit, target_
     with mode:
         for method in _methods():
             generate(
-                target_model, draft_model, prompt, method=method, tree="d3b2", temperature=1.0,
-                max_new_tokens=6, generator=real_generator().manual_seed(0), audit_top=4, eos_token_id=[],
-            )  # fmt: skip
+                target_model,
+                draft_model,
+                prompt,
+                method=method,
+                tree="d3b2",
+                temperature=1.0,
+                max_new_tokens=6,
+                generator=real_generator().manual_seed(0),
+                audit_top=4,
+                eos_token_id=[],
+            )
         generate(target_model, draft_model, prompt, tree="d3b2", temperature=0.0, max_new_tokens=4)
     assert not mode.violations, "\n".join(sorted(mode.violations))
 

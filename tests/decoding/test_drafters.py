@@ -96,9 +96,15 @@ def test_eagle_drafter_greedy_equals_hf(target_model, tree):
 def test_eagle_drafter_samples_and_rejects_missing_features(target_model):
     drafter = EagleDrafter(TinyHead(target_model).eval(), cache_factory=DynamicCache)
     out = generate(
-        target_model, drafter, PROMPT, method="specinfer", tree="d3b2", max_new_tokens=12,
-        generator=torch.Generator().manual_seed(0), eos_token_id=[],
-    )  # fmt: skip
+        target_model,
+        drafter,
+        PROMPT,
+        method="specinfer",
+        tree="d3b2",
+        max_new_tokens=12,
+        generator=torch.Generator().manual_seed(0),
+        eos_token_id=[],
+    )
     assert len(out.tokens) == 12
     with pytest.raises(ValueError, match="target_features"):
         drafter.update(PROMPT, (), None)

@@ -79,8 +79,19 @@ def test_compiled_sampling_matches_eager(eager_backend, target_model, draft_mode
     outs = []
     for mode in ("none", "default"):
         generator = torch.Generator().manual_seed(4)
-        outs.append(generate(target_model, draft_model, PROMPT, method="ers", tree="d3b2", max_new_tokens=16,
-                             eos_token_id=[], generator=generator, compile_mode=mode).tokens)  # fmt: skip
+        outs.append(
+            generate(
+                target_model,
+                draft_model,
+                PROMPT,
+                method="ers",
+                tree="d3b2",
+                max_new_tokens=16,
+                eos_token_id=[],
+                generator=generator,
+                compile_mode=mode,
+            ).tokens
+        )
     assert torch.equal(outs[0], outs[1])
 
 

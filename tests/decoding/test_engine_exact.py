@@ -121,9 +121,17 @@ def sample_counts(
     draft, shape = make_drafter(drafter, models), make_tree(tree)
     for _ in range(samples):
         out = generate(
-            models["target"], draft, PROMPT, method=method, tree=shape, temperature=temperature,
-            max_new_tokens=TOKENS, generator=generator, eos_token_id=[], **options,
-        )  # fmt: skip
+            models["target"],
+            draft,
+            PROMPT,
+            method=method,
+            tree=shape,
+            temperature=temperature,
+            max_new_tokens=TOKENS,
+            generator=generator,
+            eos_token_id=[],
+            **options,
+        )
         counts[tuple(out.tokens.tolist())] += 1
     return counts
 

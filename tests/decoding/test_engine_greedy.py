@@ -34,12 +34,30 @@ def test_root_only_tree_decodes_autoregressively(target_model, draft_model, meth
     """`auto` picks the root-only tree when no speculation pays (tests/decoding/test_pair_profile.py):
     `generate` takes it, and each step commits the target's own token."""
     root_only = trees.Tree(parents=(-1,), name="auto")
-    out = generate(target_model, draft_model, PROMPT, method=method, tree=root_only, temperature=0,
-                   max_new_tokens=6, eos_token_id=[], verify_mode=verify_mode)  # fmt: skip
+    out = generate(
+        target_model,
+        draft_model,
+        PROMPT,
+        method=method,
+        tree=root_only,
+        temperature=0,
+        max_new_tokens=6,
+        eos_token_id=[],
+        verify_mode=verify_mode,
+    )
     assert torch.equal(out.tokens, _reference(target_model, 6)) and out.accepted_lengths == [1] * 6
     generator = torch.Generator().manual_seed(0)
-    sampled = generate(target_model, draft_model, PROMPT, method=method, tree=root_only, temperature=1.0,
-                       max_new_tokens=6, eos_token_id=[], generator=generator)  # fmt: skip
+    sampled = generate(
+        target_model,
+        draft_model,
+        PROMPT,
+        method=method,
+        tree=root_only,
+        temperature=1.0,
+        max_new_tokens=6,
+        eos_token_id=[],
+        generator=generator,
+    )
     assert sampled.accepted_lengths == [1] * 6
 
 
@@ -47,9 +65,16 @@ def test_root_only_tree_decodes_autoregressively(target_model, draft_model, meth
 def test_max_new_tokens_is_exact(target_model, max_new):
     generator = torch.Generator().manual_seed(0)
     out = generate(
-        target_model, target_model, PROMPT, method="specinfer", tree="d4b2", temperature=1.0,
-        max_new_tokens=max_new, generator=generator, eos_token_id=[],
-    )  # fmt: skip
+        target_model,
+        target_model,
+        PROMPT,
+        method="specinfer",
+        tree="d4b2",
+        temperature=1.0,
+        max_new_tokens=max_new,
+        generator=generator,
+        eos_token_id=[],
+    )
     assert len(out.tokens) == max_new == sum(out.accepted_lengths)
 
 
@@ -78,9 +103,17 @@ def test_eos_from_generation_config_when_sampling():
 def test_records_are_consistent(target_model, draft_model):
     generator = torch.Generator().manual_seed(1)
     out = generate(
-        target_model, draft_model, PROMPT, method="ers", tree="d4b2", temperature=1.0,
-        max_new_tokens=30, generator=generator, eos_token_id=[], audit_top=4,
-    )  # fmt: skip
+        target_model,
+        draft_model,
+        PROMPT,
+        method="ers",
+        tree="d4b2",
+        temperature=1.0,
+        max_new_tokens=30,
+        generator=generator,
+        eos_token_id=[],
+        audit_top=4,
+    )
     record = out.to_record(method="ers", tree="d4b2")
     assert sum(record["accepted_lengths"]) == len(record["new_tokens"]) == 30
     assert all(a <= t for a, t in zip(record["position_accepted"], record["position_tried"], strict=True))
@@ -152,6 +185,14 @@ def test_single_token_prompt(target_model, draft_model):
 def test_whole_tree_walk_greedy_equals_hf_greedy(target_model, draft_model, tree):
     """verify_mode="tree" (all nodes verified at once, the CUDA default) gives the same greedy tokens."""
     ref = _reference(target_model, 24)
-    out = generate(target_model, draft_model, PROMPT, tree=tree, temperature=0, max_new_tokens=24,
-                   eos_token_id=[], verify_mode="tree")  # fmt: skip
+    out = generate(
+        target_model,
+        draft_model,
+        PROMPT,
+        tree=tree,
+        temperature=0,
+        max_new_tokens=24,
+        eos_token_id=[],
+        verify_mode="tree",
+    )
     assert torch.equal(out.tokens, ref)

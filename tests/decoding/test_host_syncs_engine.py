@@ -49,9 +49,16 @@ def per_step_events(monkeypatch, target_model, drafter, method, tree, verify_mod
     monkeypatch.setattr(engine._Loop, "_verify_step", marked)
     with count_host_syncs() as counter:
         engine.generate(
-            target_model, drafter, PROMPT, method=method, tree=tree, max_new_tokens=24, eos_token_id=[],
-            generator=torch.Generator().manual_seed(0), verify_mode=verify_mode,
-        )  # fmt: skip
+            target_model,
+            drafter,
+            PROMPT,
+            method=method,
+            tree=tree,
+            max_new_tokens=24,
+            eos_token_id=[],
+            generator=torch.Generator().manual_seed(0),
+            verify_mode=verify_mode,
+        )
     assert len(marks) >= 3, "too few steps to count"
     return [counter.events[a:b] for a, b in zip(marks[:-1], marks[1:], strict=True)]
 
@@ -60,8 +67,9 @@ def per_step_events(monkeypatch, target_model, drafter, method, tree, verify_mod
 @pytest.mark.parametrize("tree", list(TREES))
 @pytest.mark.parametrize("drafter", ["model", "eagle"])
 @pytest.mark.parametrize("method", METHODS)
-def test_one_host_sync_per_step(monkeypatch, target_model, draft_model, eagle_head, method, drafter, tree,
-                                verify_mode):  # fmt: skip
+def test_one_host_sync_per_step(
+    monkeypatch, target_model, draft_model, eagle_head, method, drafter, tree, verify_mode
+):
     draft = draft_model if drafter == "model" else EagleDrafter(eagle_head)
     if method == "optimal" and verify_mode == "path":  # the CPU's per-node plans (module docstring)
         steps = per_step_events(monkeypatch, target_model, draft, method, TREES[tree](), verify_mode)

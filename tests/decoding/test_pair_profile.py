@@ -86,8 +86,11 @@ def test_auto_tree_beats_every_complete_tree_and_chain(per_node, per_level):
 
 
 def test_auto_spec_resolves_from_a_profile_and_round_trips(tmp_path):
-    pair = profile.PairProfile({"1": {"specinfer": [0.5, 0.2], "sequoia": [0.55, 0.2]}}, _costs(0.01),
-                               {"max_nodes": 16, "max_depth": 4})  # fmt: skip
+    pair = profile.PairProfile(
+        {"1": {"specinfer": [0.5, 0.2], "sequoia": [0.55, 0.2]}},
+        _costs(0.01),
+        {"max_nodes": 16, "max_depth": 4},
+    )
     path = tmp_path / "profile.json"
     path.write_text(pair.to_json())
     again = profile.PairProfile.read(path)

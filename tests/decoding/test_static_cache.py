@@ -66,10 +66,20 @@ def test_generate_keeps_its_buffers_and_times_its_phases(monkeypatch, target_mod
     monkeypatch.setattr(engine._Loop, "_verify_step", spy)
     for method in ("specinfer", "ers"):
         generator = torch.Generator().manual_seed(0)
-        out = engine.generate(target_model, draft_model, PROMPT, method=method, tree="d3b2",
-                              max_new_tokens=20, eos_token_id=[], generator=generator)  # fmt: skip
-        times = [[s.time_draft_s, s.time_target_s, s.time_verify_s, s.time_shaping_s, s.time_commit_s]
-                 for s in out.steps]  # fmt: skip
+        out = engine.generate(
+            target_model,
+            draft_model,
+            PROMPT,
+            method=method,
+            tree="d3b2",
+            max_new_tokens=20,
+            eos_token_id=[],
+            generator=generator,
+        )
+        times = [
+            [s.time_draft_s, s.time_target_s, s.time_verify_s, s.time_shaping_s, s.time_commit_s]
+            for s in out.steps
+        ]
         assert all(t >= 0 for step in times for t in step)
         assert sum(map(sum, times)) <= out.wall_s
         shaping = sum(s.time_shaping_s for s in out.steps)

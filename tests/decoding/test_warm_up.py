@@ -32,8 +32,13 @@ def test_no_new_graph_after_the_warm_up(eager_backend, target_model, draft_model
     graphs = eager_backend["stats"]["unique_graphs"]
     assert graphs >= 3  # the target's tree forward, the drafter's forwards, the baseline's step
     for seed, prompt in enumerate(PROMPTS):
-        common = {"max_new_tokens": NEW_TOKENS, "eos_token_id": [], "compile_mode": "default",
-                  "capacity": capacity, "generator": torch.Generator().manual_seed(seed)}  # fmt: skip
+        common = {
+            "max_new_tokens": NEW_TOKENS,
+            "eos_token_id": [],
+            "compile_mode": "default",
+            "capacity": capacity,
+            "generator": torch.Generator().manual_seed(seed),
+        }
         out = generate(target_model, draft_model, prompt, method=method, tree=tree, **common)
         assert len(out.tokens) == NEW_TOKENS
         autoregressive.sample(target_model, prompt, **common)

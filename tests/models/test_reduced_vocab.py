@@ -27,10 +27,19 @@ EXACT_TOL = 1e-12  # float64 laws
 
 def _llama(seed: int, vocab: int = VOCAB, init: float = 0.6) -> LlamaForCausalLM:
     config = LlamaConfig(
-        vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, max_position_embeddings=256, initializer_range=init, bos_token_id=0,
-        eos_token_id=None, pad_token_id=0, tie_word_embeddings=False,
-    )  # fmt: skip
+        vocab_size=vocab,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        initializer_range=init,
+        bos_token_id=0,
+        eos_token_id=None,
+        pad_token_id=0,
+        tie_word_embeddings=False,
+    )
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config).eval()
     model.generation_config.eos_token_id = None
@@ -118,9 +127,16 @@ def test_engine_with_a_reduced_draft_keeps_the_target_law(pair, method):
     generator, counts = torch.Generator().manual_seed(5), torch.zeros(VOCAB, VOCAB)
     for _ in range(SAMPLES):
         out = generate(
-            target, draft, PROMPT, method=method, tree="d2b3", temperature=1.0, max_new_tokens=2,
-            generator=generator, eos_token_id=[],
-        )  # fmt: skip
+            target,
+            draft,
+            PROMPT,
+            method=method,
+            tree="d2b3",
+            temperature=1.0,
+            max_new_tokens=2,
+            generator=generator,
+            eos_token_id=[],
+        )
         counts[tuple(out.tokens.tolist())] += 1
     expected, observed = (law * SAMPLES).flatten(), counts.flatten().double()
     small = expected < 5

@@ -22,10 +22,13 @@ REPOS = {  # one of each kind: sharded fp16 safetensors, SentencePiece-only shar
 }
 # EAGLE-1's head, SafeAILab/EAGLE model/cnets.py (class Model): no input_layernorm in layer 0, no LM head.
 EAGLE_KEYS = {
-    "embed_tokens.weight", "fc.weight", "fc.bias", "layers.0.post_attention_layernorm.weight",
+    "embed_tokens.weight",
+    "fc.weight",
+    "fc.bias",
+    "layers.0.post_attention_layernorm.weight",
     *(f"layers.0.self_attn.{p}_proj.weight" for p in "qkvo"),
     *(f"layers.0.mlp.{p}_proj.weight" for p in ("gate", "up", "down")),
-}  # fmt: skip
+}
 
 
 @pytest.fixture(scope="module")

@@ -36,8 +36,11 @@ print(torch.get_num_threads())
 def _train(threads: int, target, tokens_file, out) -> str:
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, str(threads), str(target), str(tokens_file), str(out)],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.strip().splitlines()[-1]
 

@@ -25,8 +25,17 @@ def _row(rng, key: dict, metric: str, mean: float, rel_sd: float = 0.05, n: int 
 
 
 def _key(table, dataset, temperature, tree, method, host="specinfer", draft=DRAFT) -> dict:
-    return dict(table=table, row=f"{dataset}_{temperature}_{tree}", host=host, target=TARGET, draft=draft,
-                dataset=dataset, temperature=temperature, tree=tree, method=method)  # fmt: skip
+    return dict(
+        table=table,
+        row=f"{dataset}_{temperature}_{tree}",
+        host=host,
+        target=TARGET,
+        draft=draft,
+        dataset=dataset,
+        temperature=temperature,
+        tree=tree,
+        method=method,
+    )
 
 
 def _ratio_rows(rng, key: dict, means: dict[str, dict[str, float]], method: str) -> list[dict]:
@@ -127,16 +136,34 @@ def make_nodes(rng, n_nodes: int = 40, n_full: int = 4, n_prompts: int = 10) -> 
         key = dict(method=method, dataset="cnn_dailymail", temperature=temperature, tree="d5b3")
         for i in range(size):
             tv = min(np.sqrt(kl[i] / 2), 1.0)
-            rows.append({**key, "node": i, "scope": "full" if i >= n_nodes else "lumped",
-                         "prompt_id": f"p{i % n_prompts}", "acceptance": acceptance[i],
-                         "alpha_star": alpha[i], "kl": kl[i], "kl_upper": upper[i], "tv": tv,
-                         "tv_upper": tv + law_err[i], "law_err": law_err[i]})  # fmt: skip
+            rows.append(
+                {
+                    **key,
+                    "node": i,
+                    "scope": "full" if i >= n_nodes else "lumped",
+                    "prompt_id": f"p{i % n_prompts}",
+                    "acceptance": acceptance[i],
+                    "alpha_star": alpha[i],
+                    "kl": kl[i],
+                    "kl_upper": upper[i],
+                    "tv": tv,
+                    "tv_upper": tv + law_err[i],
+                    "law_err": law_err[i],
+                }
+            )
         if method == "resispec":
             first = rows[-n_full]
             a, t = first["acceptance"], first["tv"]
-            first.update(mc_draws=100000, mc_acceptance=a, mc_acceptance_low=a - 0.003,
-                         mc_acceptance_high=a + 0.003, mc_tv=t, mc_tv_low=t - 0.003, mc_tv_high=t + 0.003,
-                         mc_consistent=True)  # fmt: skip
+            first.update(
+                mc_draws=100000,
+                mc_acceptance=a,
+                mc_acceptance_low=a - 0.003,
+                mc_acceptance_high=a + 0.003,
+                mc_tv=t,
+                mc_tv_low=t - 0.003,
+                mc_tv_high=t + 0.003,
+                mc_consistent=True,
+            )
     return pd.DataFrame(rows)
 
 

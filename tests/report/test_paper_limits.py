@@ -49,18 +49,27 @@ def test_paper_rows_reproduce_the_issues_numbers(paper_frame):
 
 
 def _tidy(tree, method, metrics: dict, table="table1") -> list[dict]:
-    key = dict(table=table, target="t", draft="d", dataset="cnn_dailymail", temperature=1.0, tree=tree,
-               method=method)  # fmt: skip
-    return [{**key, "metric": m, "mean": v[0], "ci_low": v[1], "ci_high": v[2], "n": 4.0}
-            for m, v in metrics.items()]  # fmt: skip
+    key = dict(
+        table=table, target="t", draft="d", dataset="cnn_dailymail", temperature=1.0, tree=tree, method=method
+    )
+    return [
+        {**key, "metric": m, "mean": v[0], "ci_low": v[1], "ci_high": v[2], "n": 4.0}
+        for m, v in metrics.items()
+    ]
 
 
 def test_own_rows_bound_each_tree_of_the_same_setting():
     chain = _tidy("k1d4", "specinfer", {"accepted_length": (1.89, 1.8, 1.9)}, "table5")
-    rows = chain + _tidy("d5b3", "optimal", {"accepted_length": (3.0, 2.9, 3.1),
-                                             "accepted_length_no_bonus": (2.0, 1.9, 2.1),
-                                             "level_acceptance_1": (0.8, 0.7, 0.9),
-                                             "level_acceptance_2": (0.5, 0.4, 0.6)})  # fmt: skip
+    rows = chain + _tidy(
+        "d5b3",
+        "optimal",
+        {
+            "accepted_length": (3.0, 2.9, 3.1),
+            "accepted_length_no_bonus": (2.0, 1.9, 2.1),
+            "level_acceptance_1": (0.8, 0.7, 0.9),
+            "level_acceptance_2": (0.5, 0.4, 0.6),
+        },
+    )
     rows += _tidy("d5b3", "resispec", {"accepted_length": (4.6, 4.5, 4.7)})
     rows += _tidy("d5b3", "ers", {"accepted_length": (4.6, 4.5, 4.7)})
     frame = pd.DataFrame(rows)

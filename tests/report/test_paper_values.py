@@ -46,8 +46,12 @@ def parse_page(text: str) -> dict[tuple, float]:
                 if value != "–":
                     cells[("table2", None, 1.0, None, method, metric)] = _num(value)
         elif re.fullmatch(r"d\d+b\d+", f[0]) and len(f) == 5:  # Table 3
-            names = [("any", "verification_cost"), ("resispec", "throughput"), ("specinfer", "throughput"),
-                     ("resispec", "speedup")]  # fmt: skip
+            names = [
+                ("any", "verification_cost"),
+                ("resispec", "throughput"),
+                ("specinfer", "throughput"),
+                ("resispec", "speedup"),
+            ]
             for (method, metric), value in zip(names, f[1:], strict=True):
                 cells[("table3", None, None, f[0], method, metric)] = _num(value)
         elif len(f) == 4 and re.fullmatch(r"[\d.]+e-\d+", f[2].strip()):  # Table 4

@@ -40,8 +40,21 @@ def add_optimal_rows(tables_dir) -> None:
 def optimal_nodes(rng, count: int = 30) -> pd.DataFrame:
     alpha = rng.uniform(0.4, 0.95, count)
     key = dict(method="optimal", dataset="cnn_dailymail", temperature=1.0, tree="d5b3")
-    return pd.DataFrame([{**key, "node": i, "acceptance": a, "alpha_star": a, "bound": a, "kl": 1e-17,
-                          "tv": 1e-12, "law_err": 0.0} for i, a in enumerate(alpha)])  # fmt: skip
+    return pd.DataFrame(
+        [
+            {
+                **key,
+                "node": i,
+                "acceptance": a,
+                "alpha_star": a,
+                "bound": a,
+                "kl": 1e-17,
+                "tv": 1e-12,
+                "law_err": 0.0,
+            }
+            for i, a in enumerate(alpha)
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -52,17 +65,27 @@ def report(tmp_path_factory, synthetic_results, synthetic_config):
     optimal_nodes(np.random.default_rng(3)).to_csv(paths["nodes"] / "cnn_t1_optimal.csv", index=False)
     out = root.parent / "out"
     result = build_report(
-        paths["tables"], out / "figures", out / "reports", config=synthetic_config, audit=paths["nodes"],
+        paths["tables"],
+        out / "figures",
+        out / "reports",
+        config=synthetic_config,
+        audit=paths["nodes"],
         pdf=False,
-    )  # fmt: skip
+    )
     return {"comparison": pd.read_csv(result["comparison"]), "html": result["html"].read_text(), **paths}
 
 
 @pytest.mark.parametrize(
     "method,twin",
-    [("resispec", "optimal"), ("specinfer", "optimal"), ("sequoia+resispec", "sequoia+optimal"),
-     ("sequoia", None), ("eagle", None), ("any", None)],
-)  # fmt: skip
+    [
+        ("resispec", "optimal"),
+        ("specinfer", "optimal"),
+        ("sequoia+resispec", "sequoia+optimal"),
+        ("sequoia", None),
+        ("eagle", None),
+        ("any", None),
+    ],
+)
 def test_twin_method(method, twin):
     assert twin_method(method, "optimal") == twin
 
@@ -104,9 +127,13 @@ def test_optimal_speedup_is_derived_from_our_throughputs(report):
     key = (ours["dataset"] == "c4") & np.isclose(ours["temperature"], 1.0) & (ours["metric"] == "throughput")
     expected = ours[key & (ours["method"] == "optimal")]["mean"].iloc[0]
     expected /= ours[key & (ours["method"] == "specinfer")]["mean"].iloc[0]
-    row = comparison[(comparison["table"] == "table1") & (comparison["method"] == "optimal")
-                     & (comparison["dataset"] == "c4") & np.isclose(comparison["temperature"], 1.0)
-                     & (comparison["metric"] == "speedup")]  # fmt: skip
+    row = comparison[
+        (comparison["table"] == "table1")
+        & (comparison["method"] == "optimal")
+        & (comparison["dataset"] == "c4")
+        & np.isclose(comparison["temperature"], 1.0)
+        & (comparison["metric"] == "speedup")
+    ]
     assert row["ours"].iloc[0] == pytest.approx(expected, rel=1e-12)
 
 
@@ -128,8 +155,11 @@ def test_bound_findings_from_the_numbers(synthetic_results):
     nodes = pd.concat([read_nodes(synthetic_results["nodes"]), optimal_nodes(np.random.default_rng(2))])
     lines = bound_findings(nodes, ("specinfer", "ers", "optimal", "sequoia", "deterministic"))
     assert [line.split(":")[0] for line in lines] == [
-        "specinfer (exact)", "ers (exact)", "optimal (exact)", "resispec (not exact)"
-    ]  # fmt: skip
+        "specinfer (exact)",
+        "ers (exact)",
+        "optimal (exact)",
+        "resispec (not exact)",
+    ]
     optimal = nodes[nodes["method"] == "optimal"]
     assert f"within 1e-09 of alpha* on {len(optimal)} of {len(optimal)} nodes" in lines[2]
     resispec = nodes[nodes["method"] == "resispec"]

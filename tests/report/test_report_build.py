@@ -180,15 +180,26 @@ def test_report_reuses_the_figures_stage(synthetic_results, synthetic_config, tm
     from resispec.report import build_figures
     from resispec.report.figures import FIGURE_NAMES
 
-    staged = build_figures(synthetic_results["tables"], tmp_path / "figures", tmp_path / "tables",
-                           config=synthetic_config, audit=synthetic_results["nodes"])  # fmt: skip
+    staged = build_figures(
+        synthetic_results["tables"],
+        tmp_path / "figures",
+        tmp_path / "tables",
+        config=synthetic_config,
+        audit=synthetic_results["nodes"],
+    )
     assert tuple(staged["figures"]) == FIGURE_NAMES
     assert sorted(p.name for p in (tmp_path / "tables").iterdir()) == sorted(
         f"table{i}.{ext}" for i in range(1, 7) for ext in ("tex", "html")
     )
     before = {p: p.stat().st_mtime_ns for p in (tmp_path / "figures").iterdir()}
-    result = build_report(synthetic_results["tables"], tmp_path / "figures", tmp_path / "out",
-                          config=synthetic_config, pdf=False, redraw=False)  # fmt: skip
+    result = build_report(
+        synthetic_results["tables"],
+        tmp_path / "figures",
+        tmp_path / "out",
+        config=synthetic_config,
+        pdf=False,
+        redraw=False,
+    )
     assert {p: p.stat().st_mtime_ns for p in (tmp_path / "figures").iterdir()} == before
     assert result["html"].read_text(encoding="utf-8").count("data:image/png;base64,") == len(FIGURE_NAMES)
     assert not (tmp_path / "out" / "tables").exists()
@@ -204,8 +215,17 @@ def test_command_line(synthetic_results, tmp_path, capsys):
 
     config = tmp_path / "config.yaml"
     config.write_text("run_name: from-the-command-line\n")
-    argv = ["--tables", str(synthetic_results["tables"]), "--figures", str(tmp_path / "fig"), "--out",
-            str(tmp_path / "out"), "--config", str(config), "--no-pdf"]  # fmt: skip
+    argv = [
+        "--tables",
+        str(synthetic_results["tables"]),
+        "--figures",
+        str(tmp_path / "fig"),
+        "--out",
+        str(tmp_path / "out"),
+        "--config",
+        str(config),
+        "--no-pdf",
+    ]
     assert main(argv) == 0
     assert "run_name: from-the-command-line" in (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     with pytest.raises(ValueError, match="--config file not found"):

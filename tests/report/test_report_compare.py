@@ -30,10 +30,16 @@ def _one(frame: pd.DataFrame, **key) -> pd.Series:
 
 @pytest.mark.parametrize(
     ("host", "verifier", "label"),
-    [("specinfer", "resispec", "resispec"), ("", "ers", "ers"), ("sequoia", "sequoia", "sequoia"),
-     ("sequoia", "resispec", "sequoia+resispec"), ("eagle", "sequoia", "eagle"),
-     ("eagle", "ers", "eagle+ers"), ("sequoia", "autoregressive", "autoregressive")],
-)  # fmt: skip
+    [
+        ("specinfer", "resispec", "resispec"),
+        ("", "ers", "ers"),
+        ("sequoia", "sequoia", "sequoia"),
+        ("sequoia", "resispec", "sequoia+resispec"),
+        ("eagle", "sequoia", "eagle"),
+        ("eagle", "ers", "eagle+ers"),
+        ("sequoia", "autoregressive", "autoregressive"),
+    ],
+)
 def test_method_label(host, verifier, label):
     assert method_label(host, verifier) == label
 
@@ -99,7 +105,7 @@ def test_without_a_paired_row_the_ratio_is_derived_and_says_independence(synthet
         (1.0, 1.5, 0.5, 2.5, "inconclusive"),  # inside a very wide interval
         (1.5, 1.5, np.nan, np.nan, "inconclusive"),  # no interval (one prompt)
     ],
-)  # fmt: skip
+)
 def test_verdicts(value, ours, low, high, expected):
     cell = {"metric": "speedup", "value": value}
     assert verdict(cell, {"ours": ours, "ours_low": low, "ours_high": high}) == expected
@@ -112,7 +118,7 @@ def test_verdicts(value, ours, low, high, expected):
         (1e-9, 1e-3, 2e-3, 5e-3, "disagrees"),  # ours certainly above
         (1e-9, 1e-17, 3e-17, 1e-3, "inconclusive"),  # certified upper end above the level
     ],
-)  # fmt: skip
+)
 def test_kl_verdicts_use_the_certified_upper_end(value, low, high, upper_high, expected):
     row = {"ours": low, "ours_low": low, "ours_high": high, "ours_upper_high": upper_high}
     assert verdict({"metric": "kl", "value": value}, row) == expected

@@ -13,8 +13,13 @@ def _rows(method: str, parts: dict[str, float]) -> list[dict]:
 
 
 def test_figure3_stacks_five_parts_and_marks_methods_without_the_commit_part():
-    new = {"time_draft_s": 0.02, "time_target_s": 0.05, "time_verify_s": 0.004, "time_shaping_s": 0.003,
-           "time_commit_s": 0.002}  # fmt: skip
+    new = {
+        "time_draft_s": 0.02,
+        "time_target_s": 0.05,
+        "time_verify_s": 0.004,
+        "time_shaping_s": 0.003,
+        "time_commit_s": 0.002,
+    }
     old = {"time_draft_s": 0.02, "time_target_s": 0.05, "time_verify_s": 0.009}
     frame = pd.DataFrame(_rows("resispec", new) + _rows("specinfer", old))
     left = figure3(frame).axes[0]

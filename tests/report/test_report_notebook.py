@@ -21,8 +21,11 @@ def test_notebook_is_stored_without_outputs():
 
 
 def test_notebook_executes_and_redraws_the_figures(synthetic_results, tmp_path):
-    params = {"tables_dir": str(synthetic_results["tables"]), "nodes_path": str(synthetic_results["nodes"]),
-              "figures_dir": str(tmp_path / "figures")}  # fmt: skip
+    params = {
+        "tables_dir": str(synthetic_results["tables"]),
+        "nodes_path": str(synthetic_results["nodes"]),
+        "figures_dir": str(tmp_path / "figures"),
+    }
     out = execute_notebook(NOTEBOOK, tmp_path / "results.ipynb", params, timeout=300)
     executed = nbformat.read(out, as_version=4)
     images = [

@@ -17,8 +17,13 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_pdf_builds_with_every_table_and_figure(synthetic_results, synthetic_config, tmp_path):
-    result = build_report(synthetic_results["tables"], tmp_path / "figures", tmp_path / "reports",
-                          config=synthetic_config, audit=synthetic_results["nodes"])  # fmt: skip
+    result = build_report(
+        synthetic_results["tables"],
+        tmp_path / "figures",
+        tmp_path / "reports",
+        config=synthetic_config,
+        audit=synthetic_results["nodes"],
+    )
     assert result["pdf"] is not None, result["pdf_message"]
     data = result["pdf"].read_bytes()
     assert data.startswith(b"%PDF")

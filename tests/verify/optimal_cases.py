@@ -36,9 +36,13 @@ def lp_acceptance(target: np.ndarray, draft: np.ndarray, k: int) -> float:
         ]
     )
     result = linprog(
-        -np.ones(n), A_ub=a_ub, b_ub=np.concatenate([weight, target]), bounds=(0, None), method="highs",
+        -np.ones(n),
+        A_ub=a_ub,
+        b_ub=np.concatenate([weight, target]),
+        bounds=(0, None),
+        method="highs",
         options={"primal_feasibility_tolerance": LP_TOLERANCE, "dual_feasibility_tolerance": LP_TOLERANCE},
-    )  # fmt: skip
+    )
     assert result.status == 0, result.message
     return -result.fun
 

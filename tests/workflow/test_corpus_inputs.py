@@ -39,8 +39,14 @@ def workdir(tmp_path):
 
 def snakemake(workdir, *args: str) -> subprocess.CompletedProcess:
     configs = ["--configfile", ".test/config.yaml", "local.yaml"]  # last: it takes every word after it
-    return subprocess.run([sys.executable, "-m", "snakemake", *args, "--cores", "1", *configs], cwd=workdir,
-                          env=clean_env(), capture_output=True, text=True, timeout=900)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", *args, "--cores", "1", *configs],
+        cwd=workdir,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def test_short_corpus_fails_naming_it_and_fixing_it_reruns(workdir):

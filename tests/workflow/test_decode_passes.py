@@ -17,8 +17,16 @@ from resispec.workflow.commands import main
 from resispec.workflow.steps.decode import fail_once, interleaved
 
 METHODS = ["specinfer", "resispec", "autoregressive"]
-JOB = {"run": "passes", "target": "t", "draft": "d", "dataset": "c4", "temperature": 1.0, "tree": "d3b2",
-       "num_prompts": 5, "methods": METHODS}  # fmt: skip
+JOB = {
+    "run": "passes",
+    "target": "t",
+    "draft": "d",
+    "dataset": "c4",
+    "temperature": 1.0,
+    "tree": "d3b2",
+    "num_prompts": 5,
+    "methods": METHODS,
+}
 AUDIT = {"top_tokens": 8, "max_nodes": 6, "nodes_per_prompt": 3, "full_vocab_nodes": 3}
 SETTINGS = {"seed": 3, "device": "cpu", "dtype": "float32", "audit": AUDIT}
 
@@ -27,9 +35,20 @@ SETTINGS = {"seed": 3, "device": "cpu", "dtype": "float32", "audit": AUDIT}
 def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("passes")
     prompts = tiny_decoding_dir(root, prompts=5, prompt_tokens=12, max_new_tokens=10)
-    common = ["--prompts", str(root / "prompts.jsonl"), "--target", str(root / "t" / "READY.json"),
-              "--draft", str(root / "d" / "READY.json"), "--job", json.dumps(JOB),
-              "--settings", json.dumps(SETTINGS), "--threads", "1"]  # fmt: skip
+    common = [
+        "--prompts",
+        str(root / "prompts.jsonl"),
+        "--target",
+        str(root / "t" / "READY.json"),
+        "--draft",
+        str(root / "d" / "READY.json"),
+        "--job",
+        json.dumps(JOB),
+        "--settings",
+        json.dumps(SETTINGS),
+        "--threads",
+        "1",
+    ]
     calls = []
     original = DecodeSession.timing_prompt
     DecodeSession.timing_prompt = lambda self, m, p, s: (
@@ -44,9 +63,15 @@ def run(tmp_path_factory):
         == 0
     )
     read = lambda name: [json.loads(line) for line in (root / name).read_text().splitlines()]  # noqa: E731
-    return {"timing": read("raw.jsonl"), "audit": read("audit.jsonl"), "calls": calls,
-            "nodes": torch.load(root / "a.pt", weights_only=True)["nodes"], "prompts": prompts,
-            "common": common, "root": root}  # fmt: skip
+    return {
+        "timing": read("raw.jsonl"),
+        "audit": read("audit.jsonl"),
+        "calls": calls,
+        "nodes": torch.load(root / "a.pt", weights_only=True)["nodes"],
+        "prompts": prompts,
+        "common": common,
+        "root": root,
+    }
 
 
 def test_timing_pass_warms_up_interleaves_and_shares_seeds(run):

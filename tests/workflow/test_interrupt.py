@@ -32,8 +32,14 @@ def test_ctrl_c_then_the_same_command_resumes(tmp_path):
     target = f".test/results/raw/{RUN}.jsonl"
     partial = workdir / f"{target}.partial"
     with open(tmp_path / "first.log", "w") as log:  # its own process group, as a terminal's foreground job
-        first = subprocess.Popen(command(target), cwd=workdir, env=clean_env(), stdout=log,
-                                 stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        first = subprocess.Popen(
+            command(target),
+            cwd=workdir,
+            env=clean_env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 1200
         while time.monotonic() < deadline and first.poll() is None:
             if partial.exists() and partial.read_text().count("\n") >= 1:
@@ -45,8 +51,9 @@ def test_ctrl_c_then_the_same_command_resumes(tmp_path):
     assert first.returncode != 0 and not (workdir / target).exists()
     finished = partial.read_text().count("\n")
     assert finished >= 1
-    again = subprocess.run(command(target), cwd=workdir, env=clean_env(), capture_output=True, text=True,
-                           timeout=1200)  # fmt: skip
+    again = subprocess.run(
+        command(target), cwd=workdir, env=clean_env(), capture_output=True, text=True, timeout=1200
+    )
     output = again.stdout + again.stderr
     assert again.returncode == 0, output[-6000:]
     assert "IncompleteFilesException" not in output and "profiles/default" in output

@@ -58,8 +58,12 @@ def test_paper_resources_cover_the_plan(paper):
 def test_info_plan_prints_every_job():
     out = subprocess.run(
         [sys.executable, "-m", "resispec", "info", "--plan", "--configfile", *PAPER],
-        cwd=REPO, capture_output=True, text=True, timeout=300, check=True,
-    ).stdout  # fmt: skip
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
     assert "sequoia128x8_llama-2-7b_jf68m" in out and "eagle_llama-2-7b-chat_eagle-llama2-chat-7b" in out
     assert "jobs over a100-40gb: none" in out and "resources.rules for the config" in out
 

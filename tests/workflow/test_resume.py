@@ -14,9 +14,15 @@ from slurm_helpers import strip_timing
 from workflow_helpers import tiny_decoding_dir
 
 JOB = {
-    "run": "resume-test", "target": "t", "draft": "d", "dataset": "c4", "temperature": 1.0,
-    "tree": "d3b2", "num_prompts": 12, "methods": ["specinfer", "ers"],
-}  # fmt: skip
+    "run": "resume-test",
+    "target": "t",
+    "draft": "d",
+    "dataset": "c4",
+    "temperature": 1.0,
+    "tree": "d3b2",
+    "num_prompts": 12,
+    "methods": ["specinfer", "ers"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -32,11 +38,26 @@ def decode_cmd(root: Path, out: str, command: str = "decode") -> list[str]:
     settings = {"seed": 3, "device": "cpu", "dtype": "float32", "audit": audit}
     extra = ["--audit", str(root / f"{out}.pt")] if command == "audit-decode" else []
     return [
-        sys.executable, "-m", "resispec", command, "--prompts", str(root / "prompts.jsonl"),
-        "--target", str(root / "t" / "READY.json"), "--draft", str(root / "d" / "READY.json"),
-        "--records", str(root / f"{out}.jsonl"), *extra,
-        "--job", json.dumps(JOB), "--settings", json.dumps(settings), "--threads", "1",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "resispec",
+        command,
+        "--prompts",
+        str(root / "prompts.jsonl"),
+        "--target",
+        str(root / "t" / "READY.json"),
+        "--draft",
+        str(root / "d" / "READY.json"),
+        "--records",
+        str(root / f"{out}.jsonl"),
+        *extra,
+        "--job",
+        json.dumps(JOB),
+        "--settings",
+        json.dumps(settings),
+        "--threads",
+        "1",
+    ]
 
 
 def without_timings(path: Path) -> list[dict]:

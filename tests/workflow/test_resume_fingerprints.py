@@ -58,11 +58,26 @@ def command(root: Path, step: str, out: str, inputs: dict) -> list[str]:
     settings = {"seed": inputs["seed"], "device": "cpu", "dtype": "float32", "audit": AUDIT}
     extra = ["--audit", str(root / f"{out}.pt")] if step == "audit-decode" else []
     return [
-        sys.executable, "-m", "resispec", step, "--prompts", str(root / inputs["prompts"]),
-        "--target", str(root / "t" / "READY.json"), "--draft", str(root / inputs["draft"] / "READY.json"),
-        "--records", str(root / f"{out}.jsonl"), *extra,
-        "--job", json.dumps(job), "--settings", json.dumps(settings), "--threads", "1",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "resispec",
+        step,
+        "--prompts",
+        str(root / inputs["prompts"]),
+        "--target",
+        str(root / "t" / "READY.json"),
+        "--draft",
+        str(root / inputs["draft"] / "READY.json"),
+        "--records",
+        str(root / f"{out}.jsonl"),
+        *extra,
+        "--job",
+        json.dumps(job),
+        "--settings",
+        json.dumps(settings),
+        "--threads",
+        "1",
+    ]
 
 
 def kill_after_first_record(cmd: list[str], partial: Path) -> None:

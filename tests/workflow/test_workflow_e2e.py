@@ -190,9 +190,11 @@ def test_paper_limits_variants_and_level_metrics(run_dir):
         limits = list(csv.DictReader(handle))
     paper = [r for r in limits if r["source"] == "paper" and r["verdict"] != "not constrained"]
     assert {(r["value"], r["chain_levels"], r["verdict"]) for r in paper} == {
-        ("4.68", "3", "above the bound"), ("4.68", "4", "above the bound"),
-        ("4.14", "3", "within the bound"), ("4.14", "4", "within the bound"),
-    }  # fmt: skip
+        ("4.68", "3", "above the bound"),
+        ("4.68", "4", "above the bound"),
+        ("4.14", "3", "within the bound"),
+        ("4.14", "4", "within the bound"),
+    }
     ours = [r for r in limits if r["source"] == "ours"]
     assert {r["chain_tree"] for r in ours} == {"k1d3", "k1c3"}
     assert {"optimal", "specinfer", "ers", "resispec"} <= {r["method"] for r in ours}

@@ -106,8 +106,15 @@ def ratio_rows(job: dict, run_records: list[dict], *, resamples: int, seed: int)
             num = {pid: values[metric] for pid, values in mine.items()}
             den = {pid: values[metric] for pid, values in theirs.items()}
             mean, low, high = paired_ratio(num, den, resamples=resamples, seed=seed)
-            rows.append({"metric": f"{ratio}_vs_{other}", "mean": mean, "ci_low": low, "ci_high": high,
-                         "n": len(set(num) & set(den))})  # fmt: skip
+            rows.append(
+                {
+                    "metric": f"{ratio}_vs_{other}",
+                    "mean": mean,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "n": len(set(num) & set(den)),
+                }
+            )
     return rows
 
 
@@ -123,8 +130,9 @@ def replay_rows(records: list[dict], audit_records: list[dict]) -> list[dict]:
     return [_fixed("audit_replay_mismatches", float(differ), len(replayed))]
 
 
-def job_rows(job: dict, records: list[dict], nodes: list[dict], settings: dict, *, run_records=None,
-             audit_records=()) -> list[dict]:  # fmt: skip
+def job_rows(
+    job: dict, records: list[dict], nodes: list[dict], settings: dict, *, run_records=None, audit_records=()
+) -> list[dict]:
     """Tidy rows of one job: its timing-pass records, paired ratios to the other methods of
     ``run_records`` (the run's timing records), audit-pass replay checks, its nodes."""
     from resispec.audit.statistics import prompt_metrics, summarise

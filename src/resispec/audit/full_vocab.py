@@ -66,9 +66,14 @@ class MonteCarlo(NamedTuple):
 
 
 def full_vocab_rows(
-    nodes: list[dict], *, max_histories: int | None = None, state_mb: float = 100.0, eps: float = 1e-9,
-    mc: MonteCarlo | None = None, progress: Callable[[int, int, dict], None] | None = None,
-) -> list[dict]:  # fmt: skip
+    nodes: list[dict],
+    *,
+    max_histories: int | None = None,
+    state_mb: float = 100.0,
+    eps: float = 1e-9,
+    mc: MonteCarlo | None = None,
+    progress: Callable[[int, int, dict], None] | None = None,
+) -> list[dict]:
     """One scope-"full" row per audited node that kept its full rows (``node["method"]`` is the verifier),
     with ``mc_*`` columns on the first ``mc.nodes`` nodes of each method in ``mc.methods``.
 
@@ -149,8 +154,11 @@ def monte_carlo(row: dict, node: dict, over: torch.Tensor, *, draws: int, genera
     )
     return {
         "mc_draws": draws,
-        "mc_acceptance": acceptance.value, "mc_acceptance_low": acceptance.low,
+        "mc_acceptance": acceptance.value,
+        "mc_acceptance_low": acceptance.low,
         "mc_acceptance_high": acceptance.high,
-        "mc_tv": tv.value, "mc_tv_low": tv.low, "mc_tv_high": tv.high,
+        "mc_tv": tv.value,
+        "mc_tv_low": tv.low,
+        "mc_tv_high": tv.high,
         "mc_consistent": bool(agrees_tv and agrees_acceptance),
-    }  # fmt: skip
+    }

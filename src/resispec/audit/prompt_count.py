@@ -32,9 +32,15 @@ def prompts_needed(relative_half_width: float, n: int, target: float = TARGET_HA
 
 
 def ratio_precision(
-    records: list[dict], numerator: str, denominator: str, *, metric: str = "accepted_length",
-    resamples: int = 1000, seed: int = 0, target: float = TARGET_HALF_WIDTH,
-) -> RatioPrecision:  # fmt: skip
+    records: list[dict],
+    numerator: str,
+    denominator: str,
+    *,
+    metric: str = "accepted_length",
+    resamples: int = 1000,
+    seed: int = 0,
+    target: float = TARGET_HALF_WIDTH,
+) -> RatioPrecision:
     """Paired ratio numerator / denominator of ``metric`` over one run's timing-pass records."""
     values: dict[str, dict[str, float]] = {numerator: {}, denominator: {}}
     for record in records:

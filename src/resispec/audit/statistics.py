@@ -42,9 +42,13 @@ def bootstrap_ci(
 
 
 def paired_ratio(
-    numerator: dict[str, float], denominator: dict[str, float], *, resamples: int = 1000, seed: int = 0,
+    numerator: dict[str, float],
+    denominator: dict[str, float],
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
     level: float = 0.95,
-) -> Interval:  # fmt: skip
+) -> Interval:
     """Ratio of sums over the prompts both methods decoded, with a paired percentile bootstrap: each
     resample draws prompts with replacement and uses the same prompts for both methods.
 

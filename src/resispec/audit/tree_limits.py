@@ -138,8 +138,15 @@ def _program(chain_eal, chain_levels, tree_levels, k, points) -> tuple[float, fl
     return float(np.interp(chain_eal, grid, low)), float(np.interp(chain_eal, grid, high)) + ROUNDING_MARGIN
 
 
-def envelope_limit(chain_eal: float, chain_levels: int, tree_levels: int, k: int, *, tolerance: float = 0.01,
-                   points: int = 500) -> tuple[float, float, int]:  # fmt: skip
+def envelope_limit(
+    chain_eal: float,
+    chain_levels: int,
+    tree_levels: int,
+    k: int,
+    *,
+    tolerance: float = 0.01,
+    points: int = 500,
+) -> tuple[float, float, int]:
     """(lower, upper, points): sup of E[t(b)] over joint laws with E[c(b)] = chain_eal lies in
     [lower, upper]; the grid doubles from ``points`` per unit until upper - lower <= tolerance."""
     _check(chain_eal, chain_levels, tree_levels, k)
@@ -152,8 +159,9 @@ def envelope_limit(chain_eal: float, chain_levels: int, tree_levels: int, k: int
         points *= 2
 
 
-def tree_limit(chain_eal: float, chain_levels: int, tree_levels: int, k: int, *,
-               tolerance: float = 0.01) -> TreeLimit:  # fmt: skip
+def tree_limit(
+    chain_eal: float, chain_levels: int, tree_levels: int, k: int, *, tolerance: float = 0.01
+) -> TreeLimit:
     """Both limits, (a) and (b), for a chain of ``chain_levels`` levels and a complete tree of
     ``tree_levels`` candidate levels with ``k`` i.i.d. children per node."""
     b, same = same_acceptance_limit(chain_eal, chain_levels, tree_levels, k)

@@ -21,8 +21,25 @@ from resispec.verify.resispec import BUDGETS, ORDERS
 VARIANTS = tuple(itertools.product(BUDGETS, ORDERS))  # (budget, order); ("local", "decreasing_q") as printed
 PRINTED = ("local", "decreasing_q")
 ABOVE_TOL = 1e-9  # acceptance above alpha* by more than float64 rounding of the laws
-COLUMNS = ("variant", "budget", "order", "node", "prompt_id", "step", "depth", "position", "k", "vocab",
-           "kl", "kl_upper", "tv", "tv_upper", "acceptance", "alpha_star", "law_err")  # fmt: skip
+COLUMNS = (
+    "variant",
+    "budget",
+    "order",
+    "node",
+    "prompt_id",
+    "step",
+    "depth",
+    "position",
+    "k",
+    "vocab",
+    "kl",
+    "kl_upper",
+    "tv",
+    "tv_upper",
+    "acceptance",
+    "alpha_star",
+    "law_err",
+)
 
 
 def spread(count: int, wanted: int) -> list[int]:
@@ -43,11 +60,20 @@ def variant_rows(nodes: list[dict], wanted: int, *, max_histories: int, eps: flo
         k = len(node["candidates"])
         keys = {key: node[key] for key in NODE_KEYS if key in node}
         for budget, order in VARIANTS:
-            result = evaluate("resispec", target, draft, k, eps=eps, max_histories=max_histories,
-                              budget=budget, order=order)  # fmt: skip
+            result = evaluate(
+                "resispec", target, draft, k, eps=eps, max_histories=max_histories, budget=budget, order=order
+            )
             summary = law_summary("resispec", target, draft, k, result)
-            rows.append({"variant": f"{budget}/{order}", "budget": budget, "order": order, "node": index,
-                         **keys, **summary})  # fmt: skip
+            rows.append(
+                {
+                    "variant": f"{budget}/{order}",
+                    "budget": budget,
+                    "order": order,
+                    "node": index,
+                    **keys,
+                    **summary,
+                }
+            )
     return rows
 
 
@@ -64,11 +90,17 @@ def variant_summary(rows) -> list[dict]:
     for (budget, order), part in frame.groupby(["budget", "order"], sort=False):
         finite = part[np.isfinite(part["kl"]) & np.isfinite(part["kl_upper"])]
         excess = part["acceptance"] - part["alpha_star"]
-        out.append({
-            "variant": f"{budget}/{order}", "printed": (budget, order) == PRINTED, "nodes": len(part),
-            "kl": finite["kl"].mean(), "kl_upper": finite["kl_upper"].mean(),
-            "kl_inf_nodes": int(len(part) - len(finite)), "tv": part["tv"].mean(),
-            "share_above_alpha_star": float((excess > ABOVE_TOL).mean()),
-            "max_excess": float((excess + part["law_err"]).max()),
-        })  # fmt: skip
+        out.append(
+            {
+                "variant": f"{budget}/{order}",
+                "printed": (budget, order) == PRINTED,
+                "nodes": len(part),
+                "kl": finite["kl"].mean(),
+                "kl_upper": finite["kl_upper"].mean(),
+                "kl_inf_nodes": int(len(part) - len(finite)),
+                "tv": part["tv"].mean(),
+                "share_above_alpha_star": float((excess > ABOVE_TOL).mean()),
+                "max_excess": float((excess + part["law_err"]).max()),
+            }
+        )
     return out

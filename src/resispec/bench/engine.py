@@ -97,8 +97,9 @@ def _profile(args, target, draft, drafter, prompts):
             )
         return profile
     vocab = target.config.vocab_size
-    held_out = runs.load_prompts(args.target, args.prompts + 8, args.prompt_tokens, args.device,
-                                 dataset=args.dataset, vocab=vocab)[args.prompts :]  # fmt: skip
+    held_out = runs.load_prompts(
+        args.target, args.prompts + 8, args.prompt_tokens, args.device, dataset=args.dataset, vocab=vocab
+    )[args.prompts :]
     settings = {"candidates": 8, "repeats": 3, "max_nodes": 64, "max_depth": 8}
     return measure_pair(
         target,
@@ -152,9 +153,17 @@ def _time(config, target, draft, drafter, ids, args, seed, prefill_s=0.0) -> run
     system, _, method, tree = config
     common = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "seed": seed}
     if system == "engine":
-        return runs.engine_generate(target, drafter, ids, method=method, tree=tree, prefill_s=prefill_s,
-                                    compile_mode=args.compile, verify_mode=args.verify_mode,
-                                    **common)  # fmt: skip
+        return runs.engine_generate(
+            target,
+            drafter,
+            ids,
+            method=method,
+            tree=tree,
+            prefill_s=prefill_s,
+            compile_mode=args.compile,
+            verify_mode=args.verify_mode,
+            **common,
+        )
     if system == "autoregressive":
         return runs.autoregressive_generate(target, ids, compile_mode=args.compile, **common)
     return runs.hf_generate(target, ids, assistant=draft, **common)
@@ -193,8 +202,9 @@ def run(argv=None) -> list[dict]:
     draft = load_model(args.draft, device=args.device, dtype=args.dtype)
     drafter = ModelDrafter(draft)
     vocab = target.config.vocab_size
-    prompts = runs.load_prompts(args.target, args.prompts, args.prompt_tokens, args.device,
-                                dataset=args.dataset, vocab=vocab)  # fmt: skip
+    prompts = runs.load_prompts(
+        args.target, args.prompts, args.prompt_tokens, args.device, dataset=args.dataset, vocab=vocab
+    )
     configs = _configs(args, _profile(args, target, draft, drafter, prompts))
     warm = argparse.Namespace(**{**vars(args), "max_new_tokens": _warmup_tokens(args)})
     for config in configs:  # warm-up: every system once, untimed
@@ -226,8 +236,11 @@ def _warmup_tokens(args) -> int:
 def _progress(done: int, total: int, elapsed: float, systems: int) -> None:
     """One line on stderr after each prompt (outside the timed calls): prompts done, elapsed, ETA."""
     eta = elapsed / done * (total - done)
-    print(f"[bench engine] prompt {done}/{total} ({systems} systems): {elapsed:.0f} s, ETA {eta:.0f} s",
-          file=sys.stderr, flush=True)  # fmt: skip
+    print(
+        f"[bench engine] prompt {done}/{total} ({systems} systems): {elapsed:.0f} s, ETA {eta:.0f} s",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def main(argv=None) -> int:

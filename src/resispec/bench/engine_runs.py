@@ -35,8 +35,9 @@ class Timed(NamedTuple):
     overhead: tuple[float, float] = (0.0, 0.0)
 
 
-def load_prompts(target_dir, count: int, tokens: int, device, *, dataset: str = "cnn_dailymail",
-                 vocab: int | None = None) -> list:  # fmt: skip
+def load_prompts(
+    target_dir, count: int, tokens: int, device, *, dataset: str = "cnn_dailymail", vocab: int | None = None
+) -> list:
     """The first ``count`` documents of ``dataset`` (local corpus via RESISPEC_DATA_DIR, else the hub),
     truncated to ``tokens`` tokens; the embedded fallback texts when no corpus can be read, and fixed
     pseudo-random token prompts (ids below ``vocab``) for a model saved without a tokenizer."""
@@ -78,10 +79,16 @@ def hf_generate(target, ids, *, max_new_tokens: int, temperature: float, seed: i
         torch.manual_seed(seed)
         start = time.perf_counter()
         out = target.generate(
-            ids[None], attention_mask=torch.ones_like(ids[None]), max_new_tokens=max_new_tokens,
-            do_sample=temperature > 0, temperature=temperature or None, top_k=None, top_p=None,
-            assistant_model=assistant, pad_token_id=target.generation_config.eos_token_id,
-        )  # fmt: skip
+            ids[None],
+            attention_mask=torch.ones_like(ids[None]),
+            max_new_tokens=max_new_tokens,
+            do_sample=temperature > 0,
+            temperature=temperature or None,
+            top_k=None,
+            top_p=None,
+            assistant_model=assistant,
+            pad_token_id=target.generation_config.eos_token_id,
+        )
         seconds = time.perf_counter() - start
     counter.handle.remove()
     return Timed(out.shape[1] - len(ids), seconds, max(counter.calls, 1))  # the prefill yields a token
@@ -106,9 +113,19 @@ def autoregressive_generate(
     return Timed(len(out.tokens), out.wall_s, max(len(out.steps), 1))
 
 
-def engine_kwargs(generate, *, method: str, tree, temperature: float, max_new_tokens: int, seed: int,
-                  device: torch.device, compile_mode: str | None, verify_mode: str | None = None,
-                  stop_at_eos: bool = True) -> dict:  # fmt: skip
+def engine_kwargs(
+    generate,
+    *,
+    method: str,
+    tree,
+    temperature: float,
+    max_new_tokens: int,
+    seed: int,
+    device: torch.device,
+    compile_mode: str | None,
+    verify_mode: str | None = None,
+    stop_at_eos: bool = True,
+) -> dict:
     """Every keyword argument the benchmarks (``bench engine``, ``bench gpu``) pass to the engine's
     ``generate``: the ONE place to wire in its new options (a cache kind, ...) after a merge.
     ``compile_mode`` / ``verify_mode`` are passed only when given and when this engine's ``generate``
@@ -137,18 +154,37 @@ def compile_supported(generate=None) -> bool:
     return "compile_mode" in inspect.signature(generate).parameters
 
 
-def engine_generate(target, drafter, ids, *, method: str, tree, max_new_tokens: int, temperature: float,
-                    seed: int, prefill_s: float = 0.0, compile_mode: str | None = None,
-                    verify_mode: str | None = None) -> Timed:  # fmt: skip
+def engine_generate(
+    target,
+    drafter,
+    ids,
+    *,
+    method: str,
+    tree,
+    max_new_tokens: int,
+    temperature: float,
+    seed: int,
+    prefill_s: float = 0.0,
+    compile_mode: str | None = None,
+    verify_mode: str | None = None,
+) -> Timed:
     """The tree engine on one prompt, with the same seed per prompt as every other system; ``prefill_s``:
     the prompt's prefill (``engine_prefill``), left out of the overhead sums; ``compile_mode`` /
     ``verify_mode``: the engine's options (None = its default for the device)."""
     from resispec.bench.overhead import PARTS, overhead_sums, steady_steps
     from resispec.decoding.engine import generate
 
-    kwargs = engine_kwargs(generate, method=method, tree=tree, temperature=temperature,
-                           max_new_tokens=max_new_tokens, seed=seed, device=ids.device,
-                           compile_mode=compile_mode, verify_mode=verify_mode)  # fmt: skip
+    kwargs = engine_kwargs(
+        generate,
+        method=method,
+        tree=tree,
+        temperature=temperature,
+        max_new_tokens=max_new_tokens,
+        seed=seed,
+        device=ids.device,
+        compile_mode=compile_mode,
+        verify_mode=verify_mode,
+    )
     out = generate(target, drafter, ids, **kwargs)
     split = tuple(sum(getattr(s, f"time_{part}_s", 0.0) for s in out.steps) for part in PARTS)
     overhead = overhead_sums(steady_steps(out, prefill_s))
@@ -161,9 +197,17 @@ def engine_prefill(
     """Wall seconds of a 0-token generation of ``ids``: the prefill the engine's wall time includes."""
     from resispec.decoding.engine import generate
 
-    kwargs = engine_kwargs(generate, method="specinfer", tree="d4b2", temperature=1.0, max_new_tokens=0,
-                           seed=0, device=ids.device, compile_mode=compile_mode,
-                           verify_mode=verify_mode)  # fmt: skip
+    kwargs = engine_kwargs(
+        generate,
+        method="specinfer",
+        tree="d4b2",
+        temperature=1.0,
+        max_new_tokens=0,
+        seed=0,
+        device=ids.device,
+        compile_mode=compile_mode,
+        verify_mode=verify_mode,
+    )
     return generate(target, drafter, ids, **kwargs).wall_s
 
 
@@ -181,10 +225,19 @@ def synthetic_pair(root, vocab=4096, hidden=256, layers=8, draft_layers=2, seed=
     if (target_dir / "config.json").is_file() and (draft_dir / "config.json").is_file():
         return str(target_dir), str(draft_dir)
     config = LlamaConfig(
-        vocab_size=vocab, hidden_size=hidden, intermediate_size=4 * hidden, num_hidden_layers=layers,
-        num_attention_heads=hidden // 64, num_key_value_heads=hidden // 64, max_position_embeddings=2048,
-        initializer_range=0.05, bos_token_id=1, eos_token_id=2, pad_token_id=2, tie_word_embeddings=True,
-    )  # fmt: skip
+        vocab_size=vocab,
+        hidden_size=hidden,
+        intermediate_size=4 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=hidden // 64,
+        num_key_value_heads=hidden // 64,
+        max_position_embeddings=2048,
+        initializer_range=0.05,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=2,
+        tie_word_embeddings=True,
+    )
     with torch.random.fork_rng():  # transformers initialises weights from the global generator
         torch.manual_seed(seed)
         target = LlamaForCausalLM(config).eval()

@@ -11,9 +11,16 @@ import torch
 
 
 def tree_forward_seconds(
-    target_dir: str, *, tree: str = "d5b3", prefix: int = 64, repeats: int = 7, warmup: int = 2,
-    device: str = "cpu", dtype: str = "float32", seed: int = 0,
-) -> float:  # fmt: skip
+    target_dir: str,
+    *,
+    tree: str = "d5b3",
+    prefix: int = 64,
+    repeats: int = 7,
+    warmup: int = 2,
+    device: str = "cpu",
+    dtype: str = "float32",
+    seed: int = 0,
+) -> float:
     """Median wall seconds of one target forward over the nodes of ``tree`` after a ``prefix``-token
     prompt (random token ids), after ``warmup`` untimed forwards; the cache is cut back after each."""
     from resispec.decoding.costs import target_seconds

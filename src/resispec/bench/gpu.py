@@ -95,12 +95,16 @@ def check_requirements() -> list[str]:
 
 
 def _args(argv):
-    parser = argparse.ArgumentParser(prog="python -m resispec.bench gpu", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="python -m resispec.bench gpu",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--device", default="cuda", help="cuda (default), cuda:N or cpu")
     parser.add_argument("--scale", default="paper", choices=("paper", "tiny"), help="model sizes")
-    parser.add_argument("--dtype", default=None, help="float16 / bfloat16 / float32 (default: float16, "
-                        "float32 on a CPU)")  # fmt: skip
+    parser.add_argument(
+        "--dtype", default=None, help="float16 / bfloat16 / float32 (default: float16, float32 on a CPU)"
+    )
     parser.add_argument("--trees", default=TREES)
     parser.add_argument("--methods", default=METHODS)
     parser.add_argument("--temperature", type=float, default=1.0)
@@ -111,13 +115,18 @@ def _args(argv):
     parser.add_argument("--nodes", default=",".join(map(str, NODES)), help="target forward sizes")
     parser.add_argument("--repeats", type=int, default=10, help="timed forwards per size")
     parser.add_argument("--warmup", type=int, default=3, help="untimed forwards per size")
-    parser.add_argument("--compile", default="none", metavar="MODE",
-                        help="generate(compile_mode=MODE): none (default: eager, so the whole matrix fits "
-                        "the budget), reduce-overhead (CUDA graphs; minutes of compiling per tree shape: "
-                        "use with --trees d5b3 --methods specinfer,optimal), auto (the engine's per-device "
-                        "choice)")  # fmt: skip
-    parser.add_argument("--no-engine-check", action="store_true",
-                        help="time the engine even when its greedy check fails")  # fmt: skip
+    parser.add_argument(
+        "--compile",
+        default="none",
+        metavar="MODE",
+        help="generate(compile_mode=MODE): none (default: eager, so the whole matrix fits "
+        "the budget), reduce-overhead (CUDA graphs; minutes of compiling per tree shape: "
+        "use with --trees d5b3 --methods specinfer,optimal), auto (the engine's per-device "
+        "choice)",
+    )
+    parser.add_argument(
+        "--no-engine-check", action="store_true", help="time the engine even when its greedy check fails"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (CPU)")
     parser.add_argument("--json", default=None, help="output (default results/bench/gpu-SCALE.json)")
@@ -136,8 +145,10 @@ def _device(args):
 
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"--device {args.device!r}: torch {torch.__version__} sees no CUDA GPU; "
-                         "use --device cpu --scale tiny for a CPU check")  # fmt: skip
+        raise ValueError(
+            f"--device {args.device!r}: torch {torch.__version__} sees no CUDA GPU; "
+            "use --device cpu --scale tiny for a CPU check"
+        )
     dtype = args.dtype or ("float32" if device.type == "cpu" else "float16")
     if dtype not in ("float16", "bfloat16", "float32"):
         raise ValueError(f"--dtype must be float16, bfloat16 or float32, got {dtype!r}")
@@ -149,9 +160,15 @@ def _environment(device, dtype) -> dict:
     import transformers
 
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
-    return {"device": str(device), "device_name": name, "dtype": str(dtype).removeprefix("torch."),
-            "torch": torch.__version__, "transformers": transformers.__version__,
-            "python": sys.version.split()[0], "threads": torch.get_num_threads()}  # fmt: skip
+    return {
+        "device": str(device),
+        "device_name": name,
+        "dtype": str(dtype).removeprefix("torch."),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "python": sys.version.split()[0],
+        "threads": torch.get_num_threads(),
+    }
 
 
 def _engine_check(device, seed: int) -> dict:
@@ -206,8 +223,18 @@ def _engine_rows(target, draft, prompt, args, rows: list, save) -> None:
     prefill_s = prefill_seconds(target, draft, prompt, tree=configs[0][2], settings=settings)
     start = time.perf_counter()
     for label, method, tree in configs:
-        rows.append(engine_config(target, draft, prompt, label=label, tree=tree, method=method,
-                                  settings=settings, prefill_s=prefill_s))  # fmt: skip
+        rows.append(
+            engine_config(
+                target,
+                draft,
+                prompt,
+                label=label,
+                tree=tree,
+                method=method,
+                settings=settings,
+                prefill_s=prefill_s,
+            )
+        )
         save()
         _progress(len(rows), len(configs), start, f"{label} ({tree.num_nodes} nodes) {method}")
 
@@ -236,8 +263,10 @@ def run(args, result: dict, save) -> None:
     prefix = torch.randint(3, vocab, (args.prefix,), generator=generator).to(device)  # [P] random tokens
     result["engine_check"] = check = _engine_check(device, args.seed)
     if not check["ok"] and not args.no_engine_check:
-        raise EngineCheckFailed(f"greedy tree decoding does not reproduce transformers' greedy generation on "
-                                f"this machine: {check}")  # fmt: skip
+        raise EngineCheckFailed(
+            f"greedy tree decoding does not reproduce transformers' greedy generation on "
+            f"this machine: {check}"
+        )
     target, draft, result["pair"] = build_pair(args.scale, device, dtype, prefix, seed=args.seed)
     result["pair"].update(single_candidate_acceptance(target, draft, prefix, args.temperature))
     result["pair"]["build_s"] = time.perf_counter() - result["start"]

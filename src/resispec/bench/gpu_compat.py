@@ -23,15 +23,35 @@ def engine_check(target, draft, prompt: torch.Tensor) -> dict:
     from resispec.decoding.kv_cache import cache_kwargs
 
     ids = prompt[None]
-    reference = target.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=CHECK_TOKENS,
-                                do_sample=False, temperature=None, top_p=None, top_k=None,
-                                pad_token_id=0)[0, len(prompt):]  # fmt: skip  # stops after an EOS
+    reference = target.generate(
+        ids,
+        attention_mask=torch.ones_like(ids),
+        max_new_tokens=CHECK_TOKENS,
+        do_sample=False,
+        temperature=None,
+        top_p=None,
+        top_k=None,
+        pad_token_id=0,
+    )[0, len(prompt) :]  # stops after an EOS
     hf = reference.tolist()
-    check = {"ok": False, "engine": None, "transformers": hf, "tree": CHECK_TREE,
-             "cache_keyword": next(iter(cache_kwargs(target, None)))}  # fmt: skip
+    check = {
+        "ok": False,
+        "engine": None,
+        "transformers": hf,
+        "tree": CHECK_TREE,
+        "cache_keyword": next(iter(cache_kwargs(target, None))),
+    }
     try:
-        out = generate(target, draft, prompt, method="specinfer", tree=CHECK_TREE,
-                       temperature=0.0, max_new_tokens=CHECK_TOKENS, eos_token_id=[])  # fmt: skip
+        out = generate(
+            target,
+            draft,
+            prompt,
+            method="specinfer",
+            tree=CHECK_TREE,
+            temperature=0.0,
+            max_new_tokens=CHECK_TOKENS,
+            eos_token_id=[],
+        )
     except Exception as error:  # noqa: BLE001 - any failure of the engine here is the finding
         return check | {"error": f"{type(error).__name__}: {error}"}
     check["engine"] = out.tokens.tolist()[: len(hf)]

@@ -89,8 +89,9 @@ def _orthonormal_rows(rank: int, width: int, generator: torch.Generator) -> torc
 
 
 @torch.no_grad()
-def shape_weights(model, tables: tuple[torch.Tensor, torch.Tensor], sharpness: float,
-                  generator: torch.Generator) -> torch.Tensor:  # fmt: skip
+def shape_weights(
+    model, tables: tuple[torch.Tensor, torch.Tensor], sharpness: float, generator: torch.Generator
+) -> torch.Tensor:
     """Give ``model`` the shared bigram structure ``tables`` = (U, W) [V, r] each (float32, CPU); returns
     its basis A [r, H] (on the model's device, float32) after confining the layer updates to it."""
     token_table, head_table = tables
@@ -133,8 +134,16 @@ def calibrate(model, prefix: torch.Tensor, divergence: float) -> list[float]:
     return [measured[id(linear)] for linear in linears]
 
 
-def build_pair(scale: str, device: torch.device, dtype: torch.dtype, prefix: torch.Tensor, *,
-               seed: int = 0, sharpness: float = SHARPNESS, divergence: float = DIVERGENCE):  # fmt: skip
+def build_pair(
+    scale: str,
+    device: torch.device,
+    dtype: torch.dtype,
+    prefix: torch.Tensor,
+    *,
+    seed: int = 0,
+    sharpness: float = SHARPNESS,
+    divergence: float = DIVERGENCE,
+):
     """(target, draft, facts): both models built, shaped and calibrated on ``prefix`` [P]; ``facts``
     records sizes, parameter counts and the calibration."""
     target_config, draft_config = pair_configs(scale)
@@ -160,7 +169,7 @@ def build_pair(scale: str, device: torch.device, dtype: torch.dtype, prefix: tor
                     "num_attention_heads",
                     "vocab_size",
                 )
-            },  # fmt: skip
+            },
             "layer_update_rms": [min(rms), max(rms)],
             "attention": getattr(model.config, "_attn_implementation", None),
         }

@@ -57,8 +57,10 @@ def goal_lines(result: dict) -> list[str]:
         for row in rows:
             share = Interval(*row["overhead"])
             label = f"overhead share {tree} ({row['nodes']} nodes) {row['method']}"
-            lines.append(f"{label}: {100 * share.mean:.1f}% [{100 * share.low:.1f}, {100 * share.high:.1f}] "
-                         "(no GPU goal)")  # fmt: skip
+            lines.append(
+                f"{label}: {100 * share.mean:.1f}% [{100 * share.low:.1f}, {100 * share.high:.1f}] "
+                "(no GPU goal)"
+            )
     return lines
 
 
@@ -98,8 +100,11 @@ def _forwards(title: str, rows: list[dict], key: str) -> list[str]:
 def engine_table(rows: list[dict]) -> list[str]:
     head = f"{'tree':<7}{'N':>4} {'method':<14}{'L':>5}{'step ms [p10-p90]':>24}"
     head += "".join(f"{p:>9}" for p in (*PARTS, "between")) + f"{'syncs':>8}{'overhead':>10}"
-    lines = [head, "  (N: tree nodes; L: new tokens per step; parts: mean ms per step; syncs: blocking host "
-                   "syncs per step)"]  # fmt: skip
+    lines = [
+        head,
+        "  (N: tree nodes; L: new tokens per step; parts: mean ms per step; syncs: blocking host "
+        "syncs per step)",
+    ]
     for r in rows:
         step = r["step"]
         line = f"{r['tree']:<7}{r['nodes']:>4} {r['method']:<14}{r['accepted_length']:>5.2f}"
@@ -116,8 +121,10 @@ def print_report(result: dict) -> None:
     lines += _forwards("target forward over n tree nodes", result["target_forward"], "nodes")
     lines += _forwards("draft forward of one level of n nodes", result["draft_level"], "nodes")
     check = result["engine_check"]
-    lines.append(f"engine check (greedy tree decoding = transformers' greedy generation, models called with "
-                 f"{check['cache_keyword']}): {'passed' if check['ok'] else 'FAILED'}")  # fmt: skip
+    lines.append(
+        f"engine check (greedy tree decoding = transformers' greedy generation, models called with "
+        f"{check['cache_keyword']}): {'passed' if check['ok'] else 'FAILED'}"
+    )
     lines += engine_table(result["engine"])
     lines += result["goals"]
     lines.append(f"elapsed: {result['elapsed_s']:.0f} s")

@@ -87,8 +87,9 @@ def forward_times(model, prefix: torch.Tensor, nodes: list[int], *, repeats: int
         positions = torch.arange(length, length + n, device=device)[None]  # [1, n]
 
         def forward(tokens=tokens, mask=mask, positions=positions, n=n):
-            out = model(input_ids=tokens, attention_mask=mask, position_ids=positions, use_cache=True,
-                        **keyword)  # fmt: skip
+            out = model(
+                input_ids=tokens, attention_mask=mask, position_ids=positions, use_cache=True, **keyword
+            )
             torch.softmax(out.logits[0].float(), dim=-1)  # [n, V]
             cache.crop(-n)  # remove the n new positions (a negative count: every transformers release)
 
@@ -146,21 +147,34 @@ def _syncs_per_step(run, tokens: int) -> tuple[float, dict]:
     per_step = (counted.total - prefill_only.total) / steps
     ours = sum(e.ours for e in counted.events) - sum(e.ours for e in prefill_only.events)
     places = dict(counted.by_place().most_common(8))
-    return per_step, {"ours_per_step": ours / steps, "by_kind": dict(counted.by_kind()), "top_places": places,
-                      "steps": len(out.steps)}  # fmt: skip
+    return per_step, {
+        "ours_per_step": ours / steps,
+        "by_kind": dict(counted.by_kind()),
+        "top_places": places,
+        "steps": len(out.steps),
+    }
 
 
-def engine_config(target, draft, prompt, *, label: str, tree, method: str, settings: dict,
-                  prefill_s: float) -> dict:  # fmt: skip
+def engine_config(
+    target, draft, prompt, *, label: str, tree, method: str, settings: dict, prefill_s: float
+) -> dict:
     """One (tree, method): a warm-up run, a timed run and untimed host-sync counts. Step times exclude
     each run's first step (the draft then forwards the whole prompt) and spread the time between steps
     (the loop's bookkeeping, from the wall time minus the prefill and the steps) over the steps."""
     from resispec.decoding.engine import generate
 
     def run(tokens: int):
-        kwargs = engine_kwargs(generate, method=method, tree=tree, temperature=settings["temperature"],
-                               max_new_tokens=tokens, seed=settings["seed"], device=prompt.device,
-                               compile_mode=settings["compile"], stop_at_eos=False)  # fmt: skip
+        kwargs = engine_kwargs(
+            generate,
+            method=method,
+            tree=tree,
+            temperature=settings["temperature"],
+            max_new_tokens=tokens,
+            seed=settings["seed"],
+            device=prompt.device,
+            compile_mode=settings["compile"],
+            stop_at_eos=False,
+        )
         return generate(target, draft, prompt, **kwargs)
 
     run(settings["warmup_tokens"])
@@ -194,9 +208,17 @@ def prefill_seconds(target, draft, prompt, *, tree, settings: dict) -> float:
     from resispec.decoding.engine import generate
 
     def run():
-        kwargs = engine_kwargs(generate, method="specinfer", tree=tree, temperature=settings["temperature"],
-                               max_new_tokens=0, seed=settings["seed"], device=prompt.device,
-                               compile_mode=settings["compile"], stop_at_eos=False)  # fmt: skip
+        kwargs = engine_kwargs(
+            generate,
+            method="specinfer",
+            tree=tree,
+            temperature=settings["temperature"],
+            max_new_tokens=0,
+            seed=settings["seed"],
+            device=prompt.device,
+            compile_mode=settings["compile"],
+            stop_at_eos=False,
+        )
         return generate(target, draft, prompt, **kwargs).wall_s
 
     run()

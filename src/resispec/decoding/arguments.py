@@ -181,9 +181,13 @@ class GenerateArguments(NamedTuple):
 
 
 def generate_arguments(
-    target_model: torch.nn.Module, input_ids, tree: Tree | str, temperature, max_new_tokens,
+    target_model: torch.nn.Module,
+    input_ids,
+    tree: Tree | str,
+    temperature,
+    max_new_tokens,
     device: torch.device | str,
-) -> GenerateArguments:  # fmt: skip
+) -> GenerateArguments:
     """Validate and normalise `generate`'s arguments; ValueError names the argument and shows its value."""
     return GenerateArguments(
         prompt_ids(input_ids, vocab_size(target_model), device),

@@ -31,14 +31,19 @@ class AutoTree:
 
     def describe(self) -> dict:
         return {
-            "method": self.method, "nodes": self.tree.num_nodes, "levels": self.tree.depth,
-            "parents": list(self.tree.parents), "expected_tokens": self.expected_tokens,
-            "step_seconds": self.step_seconds, "tokens_per_second": self.tokens_per_second,
-        }  # fmt: skip
+            "method": self.method,
+            "nodes": self.tree.num_nodes,
+            "levels": self.tree.depth,
+            "parents": list(self.tree.parents),
+            "expected_tokens": self.expected_tokens,
+            "step_seconds": self.step_seconds,
+            "tokens_per_second": self.tokens_per_second,
+        }
 
 
-def choose_tree(acceptance: list[float], costs: CostProfile, method: str, *, max_nodes: int,
-                max_depth: int) -> AutoTree:  # fmt: skip
+def choose_tree(
+    acceptance: list[float], costs: CostProfile, method: str, *, max_nodes: int, max_depth: int
+) -> AutoTree:
     """The best Sequoia tree for the positional acceptance vector ``acceptance`` (see
     ``resispec.decoding.profile``) of ``method`` under ``costs``; ties go to the smaller tree."""
     if max_nodes < 1 or max_depth < 1:

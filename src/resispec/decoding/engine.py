@@ -97,8 +97,15 @@ def generate(
     capacity = max(run_capacity([len(prompt)], max_new_tokens, tree), capacity or 0)
     drafter.configure(capacity=capacity, compile_mode=compile_mode)
     drafter.reset()
-    target = new_target(target_model, tree, device, drafter.needs_target_features, temperature,
-                        capacity=capacity, compile_mode=compile_mode)  # fmt: skip
+    target = new_target(
+        target_model,
+        tree,
+        device,
+        drafter.needs_target_features,
+        temperature,
+        capacity=capacity,
+        compile_mode=compile_mode,
+    )
     start = time.perf_counter()
     drafter.update(prompt, (), target.prefill(prompt))
     loop = _Loop(target, drafter, verifier, tree, temperature, generator, audit_top, verify_mode)
@@ -160,9 +167,13 @@ def warm_up(
 def _record(result, accepted_length: int) -> StepRecord:
     """A step's record before its times are known."""
     return StepRecord(
-        accepted_length, result.position_tried, result.position_accepted, result.depth_tried,
-        result.depth_accepted, audit=result.audit,
-    )  # fmt: skip
+        accepted_length,
+        result.position_tried,
+        result.position_accepted,
+        result.depth_tried,
+        result.depth_accepted,
+        audit=result.audit,
+    )
 
 
 class _Loop:
@@ -198,15 +209,26 @@ class _Loop:
 
     def _verify_step(self, length: int):
         draft = self.drafter.propose(
-            self.ids[:length], self.tree, draws=self.verifier.draws, temperature=self.temperature,
+            self.ids[:length],
+            self.tree,
+            draws=self.verifier.draws,
+            temperature=self.temperature,
             generator=self.generator,
-        )  # fmt: skip
+        )
         self.timer.lap("draft")
         self.target.forward_tree(draft.tokens)
         self.timer.lap("target")
-        return self.walk(self.layout, draft, self.target, self.verifier.method, self.verifier.options,
-                         self.generator, self.timer, audit=bool(self.audit_top),
-                         validate=self.verifier.validate)  # fmt: skip
+        return self.walk(
+            self.layout,
+            draft,
+            self.target,
+            self.verifier.method,
+            self.verifier.options,
+            self.generator,
+            self.timer,
+            audit=bool(self.audit_top),
+            validate=self.verifier.validate,
+        )
 
     def _commit(self, decision, result, length: int) -> None:
         accepted = len(result.accepted_nodes)

@@ -53,10 +53,14 @@ def measure_pair(
         acceptance, _costs(target, drafter, contexts, distributions, methods, settings, modes)
     )
     profile.meta = {
-        "contexts": len(contexts), "positions": sum(len(c) for c in contexts),
-        "seconds": time.monotonic() - start, "max_nodes": settings["max_nodes"],
-        "max_depth": settings["max_depth"], "threads": torch.get_num_threads(), **modes,
-    }  # fmt: skip
+        "contexts": len(contexts),
+        "positions": sum(len(c) for c in contexts),
+        "seconds": time.monotonic() - start,
+        "max_nodes": settings["max_nodes"],
+        "max_depth": settings["max_depth"],
+        "threads": torch.get_num_threads(),
+        **modes,
+    }
     return profile
 
 
@@ -72,10 +76,17 @@ def _costs(target, drafter, contexts, distributions, methods, settings, modes) -
         features = target(input_ids=context[None], output_hidden_states=True).hidden_states[-1][0]  # [L, H]
     probes = costs.probe_trees()
     draft_s = [
-        costs.proposal_seconds(drafter, context, tree, draws="with_replacement", repeats=repeats,
-                               features=features, compile_mode=modes["compile_mode"])
+        costs.proposal_seconds(
+            drafter,
+            context,
+            tree,
+            draws="with_replacement",
+            repeats=repeats,
+            features=features,
+            compile_mode=modes["compile_mode"],
+        )
         for tree in probes
-    ]  # fmt: skip
+    ]
     _progress("proposals", len(probes), len(probes), start)
     verify = {
         m: costs.verifier_seconds(

@@ -69,8 +69,16 @@ def acceptance_vector(
 
 
 @torch.no_grad()
-def position_acceptance(target, draft, contexts, *, k: int = ACCEPTANCE_CANDIDATES, temperature: float = 1.0,
-                        seed: int = 0, method: str = "sequoia") -> list[float]:  # fmt: skip
+def position_acceptance(
+    target,
+    draft,
+    contexts,
+    *,
+    k: int = ACCEPTANCE_CANDIDATES,
+    temperature: float = 1.0,
+    seed: int = 0,
+    method: str = "sequoia",
+) -> list[float]:
     """``u`` of ``method`` (default ``sequoia``: candidates without replacement) for a (target, draft)
     pair at ``temperature`` on held-out ``contexts`` (token-id sequences)."""
     distributions = list(pair_distributions(target, draft, contexts, temperature))
@@ -123,8 +131,11 @@ class PairProfile:
         return table[method]
 
     def to_json(self) -> str:
-        return json.dumps({"acceptance": self.acceptance, "costs": self.costs.to_dict(), "meta": self.meta},
-                          indent=2, sort_keys=True)  # fmt: skip
+        return json.dumps(
+            {"acceptance": self.acceptance, "costs": self.costs.to_dict(), "meta": self.meta},
+            indent=2,
+            sort_keys=True,
+        )
 
     @classmethod
     def read(cls, path: str | Path) -> PairProfile:

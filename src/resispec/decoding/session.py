@@ -72,8 +72,9 @@ class DecodeSession:
     tree: object
 
     @classmethod
-    def open(cls, job: dict, settings: dict, target_dir: Path, draft_dir: Path,
-             profile_path: Path | None = None) -> DecodeSession:  # fmt: skip
+    def open(
+        cls, job: dict, settings: dict, target_dir: Path, draft_dir: Path, profile_path: Path | None = None
+    ) -> DecodeSession:
         """Load the run's models on the configured device and resolve its tree (sequoia and auto trees
         from the pair profile at ``profile_path``)."""
         from resispec.decoding.profile import PairProfile
@@ -147,10 +148,18 @@ class DecodeSession:
                 capacity=self.capacity,
             )
         return generate(
-            self.target_model, self.draft, input_ids, method=method, tree=self.tree, temperature=temperature,
-            max_new_tokens=budget, generator=generator, audit_top=audit_top,
-            compile_mode=self.settings.get("compile", "auto"), capacity=self.capacity,
-        )  # fmt: skip
+            self.target_model,
+            self.draft,
+            input_ids,
+            method=method,
+            tree=self.tree,
+            temperature=temperature,
+            max_new_tokens=budget,
+            generator=generator,
+            audit_top=audit_top,
+            compile_mode=self.settings.get("compile", "auto"),
+            capacity=self.capacity,
+        )
 
     def record(self, method: str, prompt: dict, seed: int, output: GenerateOutput, pass_name: str) -> dict:
         """The raw per-prompt record of one decoded prompt (docs/architecture.md)."""

@@ -172,8 +172,13 @@ def model_call(model, cache, head_usable: bool):
         decoder_cache = cache_kwargs(decoder, cache)
 
         def decode(input_ids, position_ids, mask):
-            out = decoder(input_ids=input_ids, attention_mask=mask, position_ids=position_ids,
-                          **decoder_cache, use_cache=True)  # fmt: skip
+            out = decoder(
+                input_ids=input_ids,
+                attention_mask=mask,
+                position_ids=position_ids,
+                **decoder_cache,
+                use_cache=True,
+            )
             return out.last_hidden_state[0], None
 
         return decode
@@ -182,16 +187,29 @@ def model_call(model, cache, head_usable: bool):
 
     def call(input_ids, position_ids, mask):
         out = model(
-            input_ids=input_ids, attention_mask=mask, position_ids=position_ids, **model_cache,
-            use_cache=True, output_hidden_states=True, logits_to_keep=1 if head_usable else 0,
-        )  # fmt: skip
+            input_ids=input_ids,
+            attention_mask=mask,
+            position_ids=position_ids,
+            **model_cache,
+            use_cache=True,
+            output_hidden_states=True,
+            logits_to_keep=1 if head_usable else 0,
+        )
         return out.hidden_states[-1][0], None if head_usable else out.logits[0]
 
     return call
 
 
-def new_target(model, tree: Tree, device, want_features: bool, temperature: float, *, capacity: int,
-               compile_mode: str = "none") -> TargetModel:  # fmt: skip
+def new_target(
+    model,
+    tree: Tree,
+    device,
+    want_features: bool,
+    temperature: float,
+    *,
+    capacity: int,
+    compile_mode: str = "none",
+) -> TargetModel:
     """A target over the model's static cache of at least ``capacity`` positions (prompt + new tokens +
     tree nodes), reused across generations."""
     cache = static_cache(model, "target", capacity)

@@ -43,8 +43,14 @@ class PrefixMask:
     [Q, capacity + K + Q] whose prefix columns attend, sliced per call (a view, no per-step construction);
     the buffer doubles when a longer prefix comes."""
 
-    def __init__(self, ancestors: torch.Tensor, query_nodes: torch.Tensor, key_nodes: torch.Tensor,
-                 dtype: torch.dtype, capacity: int = 256) -> None:  # fmt: skip
+    def __init__(
+        self,
+        ancestors: torch.Tensor,
+        query_nodes: torch.Tensor,
+        key_nodes: torch.Tensor,
+        dtype: torch.dtype,
+        capacity: int = 256,
+    ) -> None:
         self.tree_part = tree_mask(ancestors, query_nodes, key_nodes, 0, dtype)[0, 0]  # [Q, K + Q]
         self.capacity, self.buffer = 0, None
         self._grow(capacity)

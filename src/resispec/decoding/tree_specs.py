@@ -18,10 +18,32 @@ from resispec.decoding.tree_search import sequoia
 
 # EAGLE-1's default tree for 7B targets (`mc_sim_7b_63` in the EAGLE repository): 25 paths + the root.
 EAGLE_PATHS = (
-    (0,), (1,), (2,), (3,), (0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (2, 0), (2, 1), (3, 0),
-    (0, 0, 0), (0, 0, 1), (0, 0, 2), (0, 1, 0), (0, 1, 1), (0, 2, 0), (0, 2, 1), (1, 0, 0),
-    (0, 0, 0, 0), (0, 0, 0, 1), (0, 0, 0, 2), (0, 0, 0, 0, 0), (0, 0, 0, 0, 1),
-)  # fmt: skip
+    (0,),
+    (1,),
+    (2,),
+    (3,),
+    (0, 0),
+    (0, 1),
+    (0, 2),
+    (1, 0),
+    (1, 1),
+    (2, 0),
+    (2, 1),
+    (3, 0),
+    (0, 0, 0),
+    (0, 0, 1),
+    (0, 0, 2),
+    (0, 1, 0),
+    (0, 1, 1),
+    (0, 2, 0),
+    (0, 2, 1),
+    (1, 0, 0),
+    (0, 0, 0, 0),
+    (0, 0, 0, 1),
+    (0, 0, 0, 2),
+    (0, 0, 0, 0, 0),
+    (0, 0, 0, 0, 1),
+)
 
 
 def chains(num_chains: int, levels: int, name: str | None = None) -> trees.Tree:
@@ -97,8 +119,9 @@ def profile_methods(spec: str) -> list[str]:
     return []
 
 
-def resolve(spec: str, acceptance: Sequence[float] | None = None, *, profile=None,
-            temperature: float = 1.0) -> trees.Tree:  # fmt: skip
+def resolve(
+    spec: str, acceptance: Sequence[float] | None = None, *, profile=None, temperature: float = 1.0
+) -> trees.Tree:
     """A Tree for any sheet spec. ``sequoiaNxD`` needs an acceptance vector (the pair profile's
     ``sequoia`` row at ``temperature``, else ``acceptance``); ``auto`` / ``auto-<method>`` needs the pair
     profile (``resispec.decoding.profile.PairProfile``): Sequoia's tree that maximises tokens per

@@ -95,8 +95,17 @@ def per_node_optimal(device: torch.device) -> bool:
     return device.type == "cpu"
 
 
-def walk_path(layout: TreeLayout, draft: DraftTree, target, method, options, generator, timer, audit=False,
-              validate=False):  # fmt: skip
+def walk_path(
+    layout: TreeLayout,
+    draft: DraftTree,
+    target,
+    method,
+    options,
+    generator,
+    timer,
+    audit=False,
+    validate=False,
+):
     """Level-by-level walk: one projected target row and one verifier row per level."""
     depth, device = layout.tree.depth, draft.tokens.device
     node = torch.zeros(1, dtype=torch.long, device=device)
@@ -112,8 +121,17 @@ def walk_path(layout: TreeLayout, draft: DraftTree, target, method, options, gen
         kids, candidates, valid = _children(layout, draft, node, k)
         draft_row = draft.draft_probs.index_select(0, node) if k else target_row
         _checked(validate, target_row, draft_row)
-        out = verify_rows(method, target_row, draft_row, candidates, valid, generator, options=options,
-                          tick=timer.shaping, per_node_optimal=per_node)  # fmt: skip
+        out = verify_rows(
+            method,
+            target_row,
+            draft_row,
+            candidates,
+            valid,
+            generator,
+            options=options,
+            tick=timer.shaping,
+            per_node_optimal=per_node,
+        )
         accepted = alive & (out.accepted_index >= 0)
         stop = alive & ~accepted
         final_token = torch.where(stop, out.token, final_token)
@@ -132,8 +150,17 @@ def walk_path(layout: TreeLayout, draft: DraftTree, target, method, options, gen
     return decision
 
 
-def walk_tree(layout: TreeLayout, draft: DraftTree, target, method, options, generator, timer, audit=False,
-              validate=False):  # fmt: skip
+def walk_tree(
+    layout: TreeLayout,
+    draft: DraftTree,
+    target,
+    method,
+    options,
+    generator,
+    timer,
+    audit=False,
+    validate=False,
+):
     """Whole-tree walk: every node verified in one batched call, then the accepted children followed."""
     depth, device = layout.tree.depth, draft.tokens.device
     target_rows = target.probs(None)  # [N, V]
@@ -143,8 +170,16 @@ def walk_tree(layout: TreeLayout, draft: DraftTree, target, method, options, gen
     _checked(validate, target_rows, draft_rows)
     nodes = torch.arange(layout.tree.num_nodes, device=device)
     kids, candidates, valid = _children(layout, draft, nodes, layout.child_table.shape[1])
-    inner = verify_rows(method, target_rows[:forwarded], draft.draft_probs, candidates[:forwarded],
-                        valid[:forwarded], generator, options=options, tick=timer.shaping)  # fmt: skip
+    inner = verify_rows(
+        method,
+        target_rows[:forwarded],
+        draft.draft_probs,
+        candidates[:forwarded],
+        valid[:forwarded],
+        generator,
+        options=options,
+        tick=timer.shaping,
+    )
     leaves = verify_rows(
         method,
         target_rows[forwarded:],
@@ -181,8 +216,15 @@ def counts(
     final_k = payload[-1]
     tokens = payload[: len(path) + 1]
     zeros = [0] * tree.max_branch
-    result = WalkResult(path, tokens, "residual" if final_k else "bonus", list(zeros), list(zeros),
-                        [0] * (depth - 1), [0] * (depth - 1))  # fmt: skip
+    result = WalkResult(
+        path,
+        tokens,
+        "residual" if final_k else "bonus",
+        list(zeros),
+        list(zeros),
+        [0] * (depth - 1),
+        [0] * (depth - 1),
+    )
     visited = [0, *path]
     for i, node in enumerate(visited):
         accepted_index = tree.sibling_index[visited[i + 1]] if i < len(path) else None
@@ -209,5 +251,13 @@ def _audit(decision: StepDecision, level: int, node: int, accepted_index, token:
     cands = cands[: int(ok.sum())]
     if not len(cands):  # a leaf, or no child could be drawn: the draft row is not used
         draft_row = target_row
-    return audit_entry(target_row, draft_row, cands, top, node=node, depth=tree.depths[node],
-                       accepted_index=accepted_index, token=int(token))  # fmt: skip
+    return audit_entry(
+        target_row,
+        draft_row,
+        cands,
+        top,
+        node=node,
+        depth=tree.depths[node],
+        accepted_index=accepted_index,
+        token=int(token),
+    )

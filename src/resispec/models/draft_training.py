@@ -139,9 +139,14 @@ def _train_draft(target_dir, out_dir, texts, token_ids, heldout, arch, max_ratio
     start, load_start = time.monotonic(), machine_load()
     target = load_model(target_dir, device=opts.device, dtype="float32")
     chunks, heldout, tokenizer = training_chunks(
-        target, target_dir, texts=texts, token_ids=token_ids, heldout=heldout, seq_len=opts.seq_len,
+        target,
+        target_dir,
+        texts=texts,
+        token_ids=token_ids,
+        heldout=heldout,
+        seq_len=opts.seq_len,
         caller="train_draft",
-    )  # fmt: skip
+    )
     generator = torch.Generator().manual_seed(opts.seed)
     draft, ratio = build_draft(target, arch, chunks, generator, max_ratio)
     report = {
@@ -154,16 +159,23 @@ def _train_draft(target_dir, out_dir, texts, token_ids, heldout, arch, max_ratio
     report["acceptance_before"] = acceptance_report(target, draft, heldout)
     teacher_start = time.monotonic()
     targets = teacher_topk(
-        target, teacher_chunks(chunks, opts.teacher_tokens, generator), top_k=opts.top_k,
-        temperatures=opts.temperatures, amp=opts.use_amp,
-    )  # fmt: skip
+        target,
+        teacher_chunks(chunks, opts.teacher_tokens, generator),
+        top_k=opts.top_k,
+        temperatures=opts.temperatures,
+        amp=opts.use_amp,
+    )
     teacher_seconds, train_start = time.monotonic() - teacher_start, time.monotonic()
     report.update(loss_summary(_fit(draft, arch, targets, opts, generator)))
     report["acceptance"] = acceptance_report(target, draft, heldout)
     report["cost"] = training_cost(
-        opts, int(targets.tokens.numel()), start=start, teacher_seconds=teacher_seconds,
-        train_start=train_start, load_start=load_start,
-    )  # fmt: skip
+        opts,
+        int(targets.tokens.numel()),
+        start=start,
+        teacher_seconds=teacher_seconds,
+        train_start=train_start,
+        load_start=load_start,
+    )
     save_draft(draft, tokenizer, out_dir, report)
     log.info("draft saved to %s: %s", out_dir, json.dumps(report))
     return report

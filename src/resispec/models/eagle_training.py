@@ -111,9 +111,14 @@ def _train(target_dir, out_dir, texts, token_ids, heldout, vocab, opts: TrainOpt
     start, load_start = time.monotonic(), machine_load()
     target = load_model(target_dir, device=opts.device, dtype="float32")
     chunks, heldout, _ = training_chunks(
-        target, target_dir, texts=texts, token_ids=token_ids, heldout=heldout, seq_len=opts.seq_len,
+        target,
+        target_dir,
+        texts=texts,
+        token_ids=token_ids,
+        heldout=heldout,
+        seq_len=opts.seq_len,
         caller="train_eagle_head",
-    )  # fmt: skip
+    )
     generator = torch.Generator().manual_seed(opts.seed)
     head = new_eagle_head(target, generator, vocab and draft_vocabulary(target.config, chunks, vocab)).to(
         opts.device
@@ -126,23 +131,35 @@ def _train(target_dir, out_dir, texts, token_ids, heldout, vocab, opts: TrainOpt
     report["acceptance_before"] = _acceptance(target, head, heldout)
     teacher_start = time.monotonic()
     targets = teacher_topk(
-        target, teacher_chunks(chunks, opts.teacher_tokens, generator), top_k=opts.top_k,
-        temperatures=opts.temperatures, amp=opts.use_amp, with_features=True,
-    )  # fmt: skip
+        target,
+        teacher_chunks(chunks, opts.teacher_tokens, generator),
+        top_k=opts.top_k,
+        temperatures=opts.temperatures,
+        amp=opts.use_amp,
+        with_features=True,
+    )
     teacher_seconds, train_start = time.monotonic() - teacher_start, time.monotonic()
     head.train()
     params = [p for p in head.parameters() if p.requires_grad]
     losses = train_steps(
-        params, lambda index: eagle_loss(head, targets, index, opts), targets.tokens.shape[0], opts,
-        label="eagle", generator=generator,
-    )  # fmt: skip
+        params,
+        lambda index: eagle_loss(head, targets, index, opts),
+        targets.tokens.shape[0],
+        opts,
+        label="eagle",
+        generator=generator,
+    )
     head.eval()
     report.update(loss_summary(losses))
     report["acceptance"] = _acceptance(target, head, heldout)
     report["cost"] = training_cost(
-        opts, int(targets.tokens.numel()), start=start, teacher_seconds=teacher_seconds,
-        train_start=train_start, load_start=load_start,
-    )  # fmt: skip
+        opts,
+        int(targets.tokens.numel()),
+        start=start,
+        teacher_seconds=teacher_seconds,
+        train_start=train_start,
+        load_start=load_start,
+    )
     save_eagle_head(head, out_dir)
     (Path(out_dir) / "training.json").write_text(json.dumps(report, indent=2) + "\n")
     log.info("EAGLE head saved to %s: %s", out_dir, json.dumps(report))

@@ -116,8 +116,15 @@ class Progress:
         eta = (self.total - done) / rate if rate > 0 else float("inf")
         log.info(
             "%s %d/%d %s, %.0f %s/s, ETA %.0f s%s",
-            self.label, done, self.total, self.unit, rate, self.unit, eta, f", {extra}" if extra else "",
-        )  # fmt: skip
+            self.label,
+            done,
+            self.total,
+            self.unit,
+            rate,
+            self.unit,
+            eta,
+            f", {extra}" if extra else "",
+        )
 
     @property
     def seconds(self) -> float:
@@ -170,8 +177,15 @@ def loss_summary(losses: Sequence[float]) -> dict:
     }
 
 
-def training_cost(opts: TrainOptions, teacher_tokens: int, *, start: float, teacher_seconds: float,
-                  train_start: float, load_start: float | None) -> dict:  # fmt: skip
+def training_cost(
+    opts: TrainOptions,
+    teacher_tokens: int,
+    *,
+    start: float,
+    teacher_seconds: float,
+    train_start: float,
+    load_start: float | None,
+) -> dict:
     """The ``cost`` block of a training report: budgets, teacher and trained tokens, wall-clock seconds
     (``time.monotonic`` marks of the run and its training phase) and the load before and after."""
     now = time.monotonic()

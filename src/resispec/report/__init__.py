@@ -66,8 +66,9 @@ def _inputs(tables_dir, audit, config: dict, paper_values) -> dict:
     }
 
 
-def build_figures(tables_dir, figures_dir, tables_out, *, config: dict | None = None, audit=None,
-                  paper_values=None) -> dict:  # fmt: skip
+def build_figures(
+    tables_dir, figures_dir, tables_out, *, config: dict | None = None, audit=None, paper_values=None
+) -> dict:
     """The figures stage: every figure (PNG+PDF) into ``figures_dir`` and every comparison table
     (``{table}.tex``, ``{table}.html``) into ``tables_out``. Returns ``{"figures": ..., "tables": ...}``."""
     data = _inputs(tables_dir, audit, config or {}, paper_values)
@@ -102,9 +103,19 @@ def _tables_and_figures(data: dict, out_dir: Path, figures_dir, redraw: bool) ->
 
 
 def build_report(
-    tables_dir, figures_dir, out_dir, *, config: dict, audit=None, environment: dict | None = None,
-    pdf: bool = True, paper_values=None, redraw: bool = True, model_info=None, variants=None,
-) -> dict[str, Path | str | None]:  # fmt: skip
+    tables_dir,
+    figures_dir,
+    out_dir,
+    *,
+    config: dict,
+    audit=None,
+    environment: dict | None = None,
+    pdf: bool = True,
+    paper_values=None,
+    redraw: bool = True,
+    model_info=None,
+    variants=None,
+) -> dict[str, Path | str | None]:
     """Build ``report.html`` (and ``report.pdf``, ``comparison.csv``) in ``out_dir`` from the tidy tables.
 
     ``audit``: per-node audit rows: a CSV, a folder of CSVs (``results/exactness/``), a list of either, or
@@ -128,11 +139,17 @@ def build_report(
     our_models = models(pd.concat(list(tables.values()), ignore_index=True) if tables else None)
     note = environment_note(environment, config)
     context = _html.build_context(
-        tables=_table_sections(texts, info, tables), figures=figure_paths, findings=found,
-        nodes=nodes, config=config, environment=environment or collect_environment(),
-        environment_note=note, our_models=our_models, paper_source=load_raw(paper_values).get("source", ""),
+        tables=_table_sections(texts, info, tables),
+        figures=figure_paths,
+        findings=found,
+        nodes=nodes,
+        config=config,
+        environment=environment or collect_environment(),
+        environment_note=note,
+        our_models=our_models,
+        paper_source=load_raw(paper_values).get("source", ""),
         glance=glance_html(comparison),
-    )  # fmt: skip
+    )
     context.update(_sections(data, model_info))
     html_path = out_dir / "report.html"
     html_path.write_text(_html.render_html(context), encoding="utf-8")
@@ -140,8 +157,15 @@ def build_report(
     result["pdf_message"] = "pdf=False"
     if pdf:
         limits = section_latex(data["limits"]) + robustness_latex(data["variants"])
-        tex = _latex.write_latex(out_dir / "latex", texts, figure_paths, found, our_models,
-                                 glance=glance_latex(comparison), paper_limits=limits)  # fmt: skip
+        tex = _latex.write_latex(
+            out_dir / "latex",
+            texts,
+            figure_paths,
+            found,
+            our_models,
+            glance=glance_latex(comparison),
+            paper_limits=limits,
+        )
         result["pdf"], result["pdf_message"] = _compile_pdf(tex, out_dir)
     return result
 

@@ -39,10 +39,15 @@ def _load_mapping(path: str | None, what: str) -> dict | None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     result = build_report(
-        args.tables, args.figures, args.out, config=_load_mapping(args.config, "--config") or {},
-        audit=args.audit_nodes, environment=_load_mapping(args.environment, "--environment"),
-        pdf=not args.no_pdf, redraw=not args.no_redraw,
-    )  # fmt: skip
+        args.tables,
+        args.figures,
+        args.out,
+        config=_load_mapping(args.config, "--config") or {},
+        audit=args.audit_nodes,
+        environment=_load_mapping(args.environment, "--environment"),
+        pdf=not args.no_pdf,
+        redraw=not args.no_redraw,
+    )
     print(json.dumps({k: str(v) for k, v in result.items()}, indent=1))
     return 0
 

@@ -94,8 +94,12 @@ def _ratio(num: pd.Series, den: pd.Series) -> dict:
     rel = math.hypot(
         _se(num["ci_low"], num["ci_high"]) / num["mean"], _se(den["ci_low"], den["ci_high"]) / den["mean"]
     )
-    return {"ours": ratio, "ours_low": ratio * math.exp(-Z95 * rel), "ours_high": ratio * math.exp(Z95 * rel),
-            "n": min(num["n"], den["n"])}  # fmt: skip
+    return {
+        "ours": ratio,
+        "ours_low": ratio * math.exp(-Z95 * rel),
+        "ours_high": ratio * math.exp(Z95 * rel),
+        "n": min(num["n"], den["n"]),
+    }
 
 
 def _difference(high: pd.Series, low: pd.Series, scale: float) -> dict:
@@ -259,9 +263,13 @@ def alias_trees(paper: pd.DataFrame, aliases: dict | None) -> pd.DataFrame:
 
 
 def compare_all(
-    paper: pd.DataFrame, tables: dict[str, pd.DataFrame], *, reasons: dict | None = None,
-    tree_aliases: dict | None = None, autoregressive: bool = True,
-) -> pd.DataFrame:  # fmt: skip
+    paper: pd.DataFrame,
+    tables: dict[str, pd.DataFrame],
+    *,
+    reasons: dict | None = None,
+    tree_aliases: dict | None = None,
+    autoregressive: bool = True,
+) -> pd.DataFrame:
     """All paper tables compared; one row per paper cell (and per model pair of ours); with
     ``autoregressive``, each table's ours-only speedups over autoregressive decoding after its cells."""
     paper = alias_trees(paper, tree_aliases)

@@ -14,8 +14,19 @@ import pandas as pd
 
 from resispec.audit.statistics import cluster_bootstrap
 
-STAT_COLUMNS = ["mean", "ci_low", "ci_high", "upper", "upper_high", "max", "n_inf", "n", "n_prompts",
-                "n_truncated", "max_law_err"]  # fmt: skip
+STAT_COLUMNS = [
+    "mean",
+    "ci_low",
+    "ci_high",
+    "upper",
+    "upper_high",
+    "max",
+    "n_inf",
+    "n",
+    "n_prompts",
+    "n_truncated",
+    "max_law_err",
+]
 SCOPE_LABELS = {"full": "full vocabulary", "lumped": "lumped top-token vocabulary"}
 
 
@@ -38,8 +49,12 @@ def reference_scope(nodes: pd.DataFrame) -> tuple[pd.DataFrame, str]:
 def _prompts(rows: pd.DataFrame) -> list[str]:
     if "prompt_id" not in rows.columns:
         return [str(i) for i in range(len(rows))]  # no prompt recorded: every node its own cluster
-    return [f"{d}|{t}|{p}" for d, t, p in zip(rows.get("dataset", ""), rows.get("temperature", ""),
-                                            rows["prompt_id"], strict=True)]  # fmt: skip
+    return [
+        f"{d}|{t}|{p}"
+        for d, t, p in zip(
+            rows.get("dataset", ""), rows.get("temperature", ""), rows["prompt_id"], strict=True
+        )
+    ]
 
 
 def _method_stats(rows: pd.DataFrame, resamples: int, seed: int) -> dict:
@@ -55,11 +70,18 @@ def _method_stats(rows: pd.DataFrame, resamples: int, seed: int) -> dict:
         else np.zeros(len(rows))
     )
     return {
-        "mean": mean, "ci_low": low, "ci_high": high, "upper": up_mean, "upper_high": up_high,
-        "max": finite.max() if finite.size else np.nan, "n_inf": int(np.isinf(kl).sum()), "n": len(rows),
-        "n_prompts": len(set(prompts)), "n_truncated": int((err > 0).sum()),
+        "mean": mean,
+        "ci_low": low,
+        "ci_high": high,
+        "upper": up_mean,
+        "upper_high": up_high,
+        "max": finite.max() if finite.size else np.nan,
+        "n_inf": int(np.isinf(kl).sum()),
+        "n": len(rows),
+        "n_prompts": len(set(prompts)),
+        "n_truncated": int((err > 0).sum()),
         "max_law_err": float(err.max()) if err.size else 0.0,
-    }  # fmt: skip
+    }
 
 
 def kl_by_method(
@@ -79,8 +101,14 @@ def kl_by_method(
         if frame is not None and (frame["metric"] == "kl").any():
             rows = frame[frame["metric"] == "kl"].groupby("method")
             out = rows[["mean", "ci_low", "ci_high"]].mean().assign(max=rows["mean"].max(), n=rows.size())
-            out = out.assign(upper=out["mean"], upper_high=out["ci_high"], n_inf=0, n_prompts=np.nan,
-                             n_truncated=0, max_law_err=np.nan)  # fmt: skip
+            out = out.assign(
+                upper=out["mean"],
+                upper_high=out["ci_high"],
+                n_inf=0,
+                n_prompts=np.nan,
+                n_truncated=0,
+                max_law_err=np.nan,
+            )
             return out[STAT_COLUMNS].assign(source=f"results/tables/{name}.csv")
     return pd.DataFrame(columns=[*STAT_COLUMNS, "source"])
 

@@ -26,8 +26,11 @@ TIME_PARTS = {
 }
 #: methods whose rows lack the commit part come from records written before the five-way split
 OLD_SPLIT_NOTE = "* records before the five-way split: verification includes shaping and commit"
-SHAPING_PARTS = {"shaping_budgeting_s": "budgeting", "shaping_redistribution_s": "redistribution",
-                 "shaping_proxy_s": "proxy formulation"}  # fmt: skip
+SHAPING_PARTS = {
+    "shaping_budgeting_s": "budgeting",
+    "shaping_redistribution_s": "redistribution",
+    "shaping_proxy_s": "proxy formulation",
+}
 
 
 def placeholder(title: str, reason: str) -> Figure:
@@ -90,8 +93,11 @@ def figure1(frame: pd.DataFrame | None) -> Figure:
         for temperature, rows in pos[pos["method"] == method].groupby("temperature"):
             rows = rows.groupby("position", as_index=False)[["mean", "ci_low", "ci_high"]].mean()
             _errorbar(ax, rows["position"], rows, marker="o", label=f"T={temperature:g}")
-        ax.set(title=_ar_title(method, _ar_rows(frame)), xlabel="sibling position i",
-               xticks=sorted(pos["position"].unique()))  # fmt: skip
+        ax.set(
+            title=_ar_title(method, _ar_rows(frame)),
+            xlabel="sibling position i",
+            xticks=sorted(pos["position"].unique()),
+        )
         ax.legend(fontsize=8)
     axes[0].set_ylabel("acceptance rate of the i-th candidate")
     return fig

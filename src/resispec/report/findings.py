@@ -175,8 +175,11 @@ def prompt_findings(comparison: pd.DataFrame, table: str = "table1") -> list[str
     half = (rows["ours_high"] - rows["ours_low"]) / 2 / rows["ours"].abs()
     needed = [prompts_needed(h, int(n), HALF_WIDTH_LIMIT) for h, n in zip(half, rows["n"], strict=True)]
     known = [n for n in needed if n is not None]
-    most = f"{max(known)} prompts per cell would bring every one to {HALF_WIDTH_LIMIT:.0%}" if known else (
-        "no interval could be computed")  # fmt: skip
+    most = (
+        f"{max(known)} prompts per cell would bring every one to {HALF_WIDTH_LIMIT:.0%}"
+        if known
+        else ("no interval could be computed")
+    )
     return [
         f"{table}: the accepted-length gains rest on {int(rows['n'].min())}-{int(rows['n'].max())} prompts; "
         f"their 95% half-widths are {half.min():.1%}-{half.max():.1%} of the gain; about {most} "

@@ -23,11 +23,15 @@ def speed_rows(comparison: pd.DataFrame) -> list[tuple[str, ...]]:
     out = []
     for method, part in rows.groupby("method", sort=True):
         faster, slower = int((part["ours_low"] > 1).sum()), int((part["ours_high"] < 1).sum())
-        out.append((
-            str(method), str(len(part)), fmt_number(part["ours"].median(), AR_METRIC),
-            f"{fmt_number(part['ours'].min(), AR_METRIC)} – {fmt_number(part['ours'].max(), AR_METRIC)}",
-            f"{faster} / {slower}",
-        ))  # fmt: skip
+        out.append(
+            (
+                str(method),
+                str(len(part)),
+                fmt_number(part["ours"].median(), AR_METRIC),
+                f"{fmt_number(part['ours'].min(), AR_METRIC)} – {fmt_number(part['ours'].max(), AR_METRIC)}",
+                f"{faster} / {slower}",
+            )
+        )
     return out
 
 
@@ -57,8 +61,10 @@ def glance_html(comparison: pd.DataFrame) -> str:
         head = "".join(f"<th>{html.escape(h)}</th>" for h in SPEED_HEADER)
         body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
         caption = "Our throughput over autoregressive decoding of the same prompts (paired, 95% intervals)"
-        table = (f'<table id="glance-speedups"><caption>{caption}</caption><thead><tr>{head}</tr></thead>'
-                 f"<tbody>{body}</tbody></table>")  # fmt: skip
+        table = (
+            f'<table id="glance-speedups"><caption>{caption}</caption><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table>"
+        )
     return f'<ul class="glance" id="glance-verdicts">{items}</ul>{table}'
 
 

@@ -45,8 +45,19 @@ def audit_summary_html(nodes: pd.DataFrame | None, tolerance: float = 1e-9) -> s
     """Per verifier, dataset and temperature: nodes, acceptance vs alpha*, KL over exact-law nodes, TV."""
     if nodes is None or nodes.empty:
         return '<p class="note">No per-node audit rows were given, so there is no audit summary table.</p>'
-    header = ["method", "dataset", "T", "nodes", "acceptance", "alpha*", "nodes above alpha*",
-              "truncated laws", "mean KL (exact laws)", "max KL (exact laws)", "mean TV"]  # fmt: skip
+    header = [
+        "method",
+        "dataset",
+        "T",
+        "nodes",
+        "acceptance",
+        "alpha*",
+        "nodes above alpha*",
+        "truncated laws",
+        "mean KL (exact laws)",
+        "max KL (exact laws)",
+        "mean TV",
+    ]
     rows = []
     for (method, dataset, temperature), g in nodes.groupby(["method", "dataset", "temperature"], sort=True):
         above = int((g["acceptance"] - g["alpha_star"] > tolerance).sum())
@@ -68,9 +79,19 @@ def render_html(context: dict) -> str:
     return _environment().get_template("report.html.j2").render(**context)
 
 
-def build_context(*, tables: list[dict], figures: dict, findings: dict, nodes: pd.DataFrame | None,
-                  config: dict, environment: dict, environment_note: str, our_models: str,
-                  paper_source: str, glance: str = "") -> dict:  # fmt: skip
+def build_context(
+    *,
+    tables: list[dict],
+    figures: dict,
+    findings: dict,
+    nodes: pd.DataFrame | None,
+    config: dict,
+    environment: dict,
+    environment_note: str,
+    our_models: str,
+    paper_source: str,
+    glance: str = "",
+) -> dict:
     """Template context. ``tables``: dicts with name, html, notes, paper_models, our_models; ``glance``: the
     at-a-glance block shown above everything else (``resispec.report.glance``)."""
     in_tables = {name for names in TABLE_FIGURES.values() for name in names}

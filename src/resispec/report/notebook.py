@@ -40,8 +40,15 @@ def inject_parameters(notebook: nbformat.NotebookNode, params: dict) -> nbformat
     return notebook
 
 
-def execute_notebook(path, out_path, params: dict | None = None, *, cwd=None, timeout: int = 600,
-                     kernel_name: str | None = None) -> Path:  # fmt: skip
+def execute_notebook(
+    path,
+    out_path,
+    params: dict | None = None,
+    *,
+    cwd=None,
+    timeout: int = 600,
+    kernel_name: str | None = None,
+) -> Path:
     """Run the notebook at ``path`` with ``params``; write the executed copy (with outputs) to ``out_path``.
 
     ``cwd`` is the kernel's working directory (default: the current one, so relative paths in ``params``

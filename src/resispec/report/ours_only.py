@@ -20,14 +20,35 @@ def autoregressive_rows(table: str, ours: pd.DataFrame | None, first_order: int)
     several = rows[["target", "draft"]].drop_duplicates().shape[0] > 1
     out = []
     for i, r in enumerate(rows.to_dict("records")):
-        row = {"table": table, "target": r["target"], "draft": r["draft"], "dataset": r["dataset"],
-               "temperature": r["temperature"], "tree": r["tree"], "method": r["method"], "metric": AR_METRIC,
-               "value": np.nan, "baseline": "autoregressive", "derived": False, "order": first_order + i,
-               "paper_tree": r["tree"], "ours": r["mean"], "ours_low": r["ci_low"], "ours_high": r["ci_high"],
-               "n": r["n"], "ratio": np.nan, "our_dataset": r["dataset"],
-               "our_temperature": r["temperature"], "our_tree": r["tree"],
-               "our_models": f"{r['target']} / {r['draft']}" if several else None, "derived_ours": False,
-               "paired": True, "agrees": None, "verdict": None, "ours_only": True,
-               "note": AR_NOTE}  # fmt: skip
+        row = {
+            "table": table,
+            "target": r["target"],
+            "draft": r["draft"],
+            "dataset": r["dataset"],
+            "temperature": r["temperature"],
+            "tree": r["tree"],
+            "method": r["method"],
+            "metric": AR_METRIC,
+            "value": np.nan,
+            "baseline": "autoregressive",
+            "derived": False,
+            "order": first_order + i,
+            "paper_tree": r["tree"],
+            "ours": r["mean"],
+            "ours_low": r["ci_low"],
+            "ours_high": r["ci_high"],
+            "n": r["n"],
+            "ratio": np.nan,
+            "our_dataset": r["dataset"],
+            "our_temperature": r["temperature"],
+            "our_tree": r["tree"],
+            "our_models": f"{r['target']} / {r['draft']}" if several else None,
+            "derived_ours": False,
+            "paired": True,
+            "agrees": None,
+            "verdict": None,
+            "ours_only": True,
+            "note": AR_NOTE,
+        }
         out.append(row)
     return out

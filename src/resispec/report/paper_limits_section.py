@@ -38,11 +38,28 @@ def _text(value) -> str:
     return "n/s" if pd.isna(value) else f"{value:g}" if isinstance(value, float) else str(value)
 
 
-PAPER_HEADER = ("paper cell", "paper value", "chain levels", "Table 5 at T", "(a) same acceptance",
-                "(b) bound at 1.89", "(b) upper at chain + 0.005", "verdict")  # fmt: skip
-OWN_HEADER = ("chain run (EAL, 95% CI high)", "tree", "method", "accepted length (95% CI)",
-              "without bonus", "per-level acceptance", "(a)", "(b) bound at chain EAL",
-              "(b) upper at CI high", "verdict")  # fmt: skip
+PAPER_HEADER = (
+    "paper cell",
+    "paper value",
+    "chain levels",
+    "Table 5 at T",
+    "(a) same acceptance",
+    "(b) bound at 1.89",
+    "(b) upper at chain + 0.005",
+    "verdict",
+)
+OWN_HEADER = (
+    "chain run (EAL, 95% CI high)",
+    "tree",
+    "method",
+    "accepted length (95% CI)",
+    "without bonus",
+    "per-level acceptance",
+    "(a)",
+    "(b) bound at chain EAL",
+    "(b) upper at CI high",
+    "verdict",
+)
 
 
 def _cell(row) -> str:
@@ -57,9 +74,19 @@ def _bound(row) -> str:
 def paper_table(frame: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     header = list(PAPER_HEADER)
     rows = frame[(frame["source"] == "paper") & (frame["verdict"] != FREE)]
-    body = [[_cell(r), f"{r['value']:.2f}", str(int(r["chain_levels"])), f"{r['chain_temperature']:g}",
-             f"{r['same_level_bound']:.3f}", _bound(r), f"{r['bound_high_at_chain_high']:.3f}", r["verdict"]]
-            for _, r in rows.iterrows()]  # fmt: skip
+    body = [
+        [
+            _cell(r),
+            f"{r['value']:.2f}",
+            str(int(r["chain_levels"])),
+            f"{r['chain_temperature']:g}",
+            f"{r['same_level_bound']:.3f}",
+            _bound(r),
+            f"{r['bound_high_at_chain_high']:.3f}",
+            r["verdict"],
+        ]
+        for _, r in rows.iterrows()
+    ]
     header[5] = f"(b) bound at {rows['chain_eal'].iloc[0]:.2f}" if len(rows) else header[5]
     return header, body
 
@@ -163,10 +190,16 @@ OURS_INTRO = (
 
 def blocks(frame: pd.DataFrame) -> list[tuple[str, object]]:
     """The section's content as (kind, payload): 'heading', 'items', 'text' or 'table' (id, header, body)."""
-    out = [("heading", "Conclusion."), ("items", conclusion(frame)), ("heading", "Assumptions."),
-           ("items", ASSUMPTIONS), ("text", BOUND_NOTE), ("table", ("paper-limits", *paper_table(frame))),
-           ("text", "Paper cells that Table 5 does not constrain:"),
-           ("items", free_cells(frame))]  # fmt: skip
+    out = [
+        ("heading", "Conclusion."),
+        ("items", conclusion(frame)),
+        ("heading", "Assumptions."),
+        ("items", ASSUMPTIONS),
+        ("text", BOUND_NOTE),
+        ("table", ("paper-limits", *paper_table(frame))),
+        ("text", "Paper cells that Table 5 does not constrain:"),
+        ("items", free_cells(frame)),
+    ]
     if (frame["source"] == "ours").any():
         out += [("text", OURS_INTRO), ("table", ("paper-limits-ours", *own_table(frame)))]
     return out

@@ -23,8 +23,15 @@ NOTE = (
     "'above alpha*': nodes whose certified acceptance exceeds alpha* (no exact verifier can); largest "
     "excess: acceptance upper end minus alpha*."
 )
-HEADER = ("variant", "nodes", "mean KL (certified interval)", "nodes with unbounded KL", "mean TV",
-          "share of nodes above alpha*", "largest excess over alpha*")  # fmt: skip
+HEADER = (
+    "variant",
+    "nodes",
+    "mean KL (certified interval)",
+    "nodes with unbounded KL",
+    "mean TV",
+    "share of nodes above alpha*",
+    "largest excess over alpha*",
+)
 
 
 def read_variants(paths) -> pd.DataFrame | None:
@@ -46,9 +53,17 @@ def robustness_rows(frame: pd.DataFrame | None) -> list[list[str]]:
     for row in variant_summary(frame.to_dict("records")):
         kl = f"[{fmt_number(row['kl'])}, {fmt_number(row['kl_upper'])}]"
         excess = row["max_excess"]
-        rows.append([row["variant"] + (" (as printed)" if row["printed"] else ""), str(row["nodes"]), kl,
-                     str(row["kl_inf_nodes"]), fmt_number(row["tv"]), f"{row['share_above_alpha_star']:.0%}",
-                     "–" if math.isnan(excess) else f"{excess:+.4f}"])  # fmt: skip
+        rows.append(
+            [
+                row["variant"] + (" (as printed)" if row["printed"] else ""),
+                str(row["nodes"]),
+                kl,
+                str(row["kl_inf_nodes"]),
+                fmt_number(row["tv"]),
+                f"{row['share_above_alpha_star']:.0%}",
+                "–" if math.isnan(excess) else f"{excess:+.4f}",
+            ]
+        )
     return rows
 
 
@@ -68,8 +83,15 @@ def robustness_latex(frame: pd.DataFrame | None) -> str:
     rows = robustness_rows(frame)
     if not rows:
         return ""
-    lines = [f"\\section*{{{latex_escape(TITLE)}}}", latex_escape(NOTE), "", "{\\small",
-             "\\begin{longtable}{lllllll}", "\\toprule",
-             " & ".join(latex_escape(h) for h in HEADER) + " \\\\", "\\midrule"]  # fmt: skip
+    lines = [
+        f"\\section*{{{latex_escape(TITLE)}}}",
+        latex_escape(NOTE),
+        "",
+        "{\\small",
+        "\\begin{longtable}{lllllll}",
+        "\\toprule",
+        " & ".join(latex_escape(h) for h in HEADER) + " \\\\",
+        "\\midrule",
+    ]
     lines += [" & ".join(latex_escape(c) for c in row) + " \\\\" for row in rows]
     return "\n".join(lines + ["\\bottomrule", "\\end{longtable}", "}", ""])

@@ -24,8 +24,19 @@ LABELS = {
 DATASET_LABELS = {"cnn_dailymail": "CNN/DM", "openwebtext": "OpenWebText", "c4": "C4"}
 RATIO_METRICS = ("speedup", "accepted_length_gain", "speedup_vs_autoregressive")
 NODE_METRICS = ("kl",)  #: cells whose n counts audited nodes; every other n counts prompts
-HEADER = ("Dataset", "T", "Tree", "Method", "Quantity", "Paper", "Ours (95% CI)", "n", "Ours/Paper",
-          "Verdict", "Note")  # fmt: skip
+HEADER = (
+    "Dataset",
+    "T",
+    "Tree",
+    "Method",
+    "Quantity",
+    "Paper",
+    "Ours (95% CI)",
+    "n",
+    "Ours/Paper",
+    "Verdict",
+    "Note",
+)
 
 
 def _missing(value) -> bool:
@@ -77,22 +88,24 @@ def display_rows(comparison: pd.DataFrame) -> list[dict]:
         pair = f"ours: {cell.get('our_models')}"
         ours = f"{fmt_number(cell['ours'], cell['metric'])} {interval}"
         label = LABELS.get(cell["metric"], cell["metric"]).format(baseline=cell.get("baseline") or "")
-        rows.append({
-            "Dataset": _key(cell["dataset"], cell.get("our_dataset"), lambda d: DATASET_LABELS.get(d, d)),
-            "T": _key(cell["temperature"], cell.get("our_temperature"), lambda t: f"{float(t):g}"),
-            "Tree": _key(cell["tree"], cell.get("our_tree")),
-            "Method": cell["method"],
-            "Quantity": label + (" (derived)" if cell.get("derived") else ""),
-            "Paper": fmt_paper(cell["value"], cell["metric"]),
-            "Ours (95% CI)": ours if ok else "not run",
-            "n": fmt_count(cell["n"], cell["metric"]) if ok else "–",
-            "Ours/Paper": fmt_number(cell["ratio"]) if ok else "–",
-            "Verdict": cell.get("verdict") or "–",
-            "Note": "; ".join(filter(None, [pair if several_pairs and ok else "", cell["note"]])),
-            "status": "ok" if ok else "missing",
-            "agrees": cell.get("agrees"),
-            "comparable": cell["metric"] in COMPARABLE,
-        })  # fmt: skip
+        rows.append(
+            {
+                "Dataset": _key(cell["dataset"], cell.get("our_dataset"), lambda d: DATASET_LABELS.get(d, d)),
+                "T": _key(cell["temperature"], cell.get("our_temperature"), lambda t: f"{float(t):g}"),
+                "Tree": _key(cell["tree"], cell.get("our_tree")),
+                "Method": cell["method"],
+                "Quantity": label + (" (derived)" if cell.get("derived") else ""),
+                "Paper": fmt_paper(cell["value"], cell["metric"]),
+                "Ours (95% CI)": ours if ok else "not run",
+                "n": fmt_count(cell["n"], cell["metric"]) if ok else "–",
+                "Ours/Paper": fmt_number(cell["ratio"]) if ok else "–",
+                "Verdict": cell.get("verdict") or "–",
+                "Note": "; ".join(filter(None, [pair if several_pairs and ok else "", cell["note"]])),
+                "status": "ok" if ok else "missing",
+                "agrees": cell.get("agrees"),
+                "comparable": cell["metric"] in COMPARABLE,
+            }
+        )
     return rows
 
 
@@ -111,9 +124,23 @@ def html_table(comparison: pd.DataFrame, *, table_id: str, caption: str) -> str:
     )
 
 
-LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                  "×": r"$\times$", "Δ": r"$\Delta$", "η": r"$\eta$", "–": "--", "|": r"$|$"}  # fmt: skip
+LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "×": r"$\times$",
+    "Δ": r"$\Delta$",
+    "η": r"$\eta$",
+    "–": "--",
+    "|": r"$|$",
+}
 
 
 def latex_escape(text: str) -> str:
@@ -129,10 +156,17 @@ def latex_table(comparison: pd.DataFrame, *, caption: str) -> str:
     lines = [
         rf"\begin{{longtable}}{{{spec}}}",
         rf"\caption*{{{latex_escape(caption)}}} \\",
-        r"\toprule", head, r"\midrule", r"\endfirsthead",
-        r"\toprule", head, r"\midrule", r"\endhead",
-        r"\bottomrule", r"\endfoot",
-    ]  # fmt: skip
+        r"\toprule",
+        head,
+        r"\midrule",
+        r"\endfirsthead",
+        r"\toprule",
+        head,
+        r"\midrule",
+        r"\endhead",
+        r"\bottomrule",
+        r"\endfoot",
+    ]
     for row in display_rows(comparison):
         values = [latex_escape(row[h]) for h in columns] + [rf"{{\scriptsize {latex_escape(row['Note'])}}}"]
         lines.append(" & ".join(values) + r" \\")

@@ -7,9 +7,19 @@ from pathlib import Path
 import pandas as pd
 
 TIDY_COLUMNS = (
-    "table", "target", "draft", "dataset", "temperature", "tree", "method",
-    "metric", "mean", "ci_low", "ci_high", "n",
-)  # fmt: skip
+    "table",
+    "target",
+    "draft",
+    "dataset",
+    "temperature",
+    "tree",
+    "method",
+    "metric",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "n",
+)
 NODE_COLUMNS = ("method", "dataset", "temperature", "acceptance", "alpha_star", "kl", "tv")
 TABLES = ("table1", "table2", "table3", "table4", "table5", "table6", "figure1", "figure3", "audit")
 

@@ -95,10 +95,16 @@ def _water_level(sorted_rows, cum, seg, jstar, total) -> Groups:
     before_a = torch.where(local == 0, 0.0, total - (p_end - psum[:, :-1]))
     stop = key.gather(-1, end)
     return Groups(
-        head, torch.where(head, mass, 0.0), torch.where(head, torch.where(side_a, value_a, value_h), 0.0),
-        key[:, :-1] - q_start, torch.where(side_a, before_a, before_h), head & (group_end == end),
-        q_start, stop, segment,
-    )  # fmt: skip
+        head,
+        torch.where(head, mass, 0.0),
+        torch.where(head, torch.where(side_a, value_a, value_h), 0.0),
+        key[:, :-1] - q_start,
+        torch.where(side_a, before_a, before_h),
+        head & (group_end == end),
+        q_start,
+        stop,
+        segment,
+    )
 
 
 def _sorted(target: torch.Tensor, draft: torch.Tensor):

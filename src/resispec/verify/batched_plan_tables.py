@@ -43,8 +43,13 @@ def seg_scan(values: torch.Tensor, segment: torch.Tensor, op: str, reverse: bool
     size, shift = values.shape[-1], 1
     while shift < size:
         before = torch.cat([torch.full_like(values[:, :shift], neutral), values[:, :-shift]], dim=-1)
-        same = torch.cat([torch.zeros_like(segment[:, :shift], dtype=torch.bool),
-                          segment[:, shift:] == segment[:, :-shift]], dim=-1)  # fmt: skip
+        same = torch.cat(
+            [
+                torch.zeros_like(segment[:, :shift], dtype=torch.bool),
+                segment[:, shift:] == segment[:, :-shift],
+            ],
+            dim=-1,
+        )
         values = torch.where(same, combine(values, before), values)
         shift *= 2
     return values

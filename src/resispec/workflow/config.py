@@ -113,25 +113,47 @@ def load_configs(paths: list[str | Path]) -> dict[str, Any]:
 #: `threads` reaches no job's settings, `audit.bootstrap` only the aggregation's.
 RULE_SETTINGS = {
     "prepare_data": (
-        "data.dir", "data.num_prompts", "data.allow_fewer_prompts", "data.prompt_tokens",
+        "data.dir",
+        "data.num_prompts",
+        "data.allow_fewer_prompts",
+        "data.prompt_tokens",
         "data.max_new_tokens",
     ),
     "train_model": (
-        "device", "seed", "data.dir", "data.datasets", "data.num_prompts", "data.train_documents",
+        "device",
+        "seed",
+        "data.dir",
+        "data.datasets",
+        "data.num_prompts",
+        "data.train_documents",
     ),
     "source_model": (),
     "decode": ("device", "dtype", "compile", "seed", "testing"),
     "audit_decode": (
-        "device", "dtype", "compile", "seed", "audit.top_tokens", "audit.max_nodes", "audit.nodes_per_prompt",
+        "device",
+        "dtype",
+        "compile",
+        "seed",
+        "audit.top_tokens",
+        "audit.max_nodes",
+        "audit.nodes_per_prompt",
     ),
     "exactness": (
-        "seed", "audit.max_histories", "audit.full_vocab_state_mb", "audit.monte_carlo_draws",
+        "seed",
+        "audit.max_histories",
+        "audit.full_vocab_state_mb",
+        "audit.monte_carlo_draws",
     ),
     "aggregate": ("seed", "audit.bootstrap"),
     "profile_pair": (
-        "device", "dtype", "data.dir", "data.datasets", "data.num_prompts", "data.train_documents",
+        "device",
+        "dtype",
+        "data.dir",
+        "data.datasets",
+        "data.num_prompts",
+        "data.train_documents",
     ),
-}  # fmt: skip
+}
 
 
 def rule_settings(config: Mapping[str, Any], rule: str) -> dict[str, Any]:

@@ -97,9 +97,16 @@ def model_size(name: str, spec: dict) -> ModelSize:
     params = c.num_hidden_layers * layer + embeddings
     stored = 4 if facts.layout == "eagle1" else BYTES.get(str(getattr(c, "torch_dtype", "float32")), 4)
     return ModelSize(
-        name, params, c.num_hidden_layers, kv_width, c.hidden_size, c.intermediate_size, c.vocab_size,
-        per_token_macs(c), params * stored / 1e9,
-    )  # fmt: skip
+        name,
+        params,
+        c.num_hidden_layers,
+        kv_width,
+        c.hidden_size,
+        c.intermediate_size,
+        c.vocab_size,
+        per_token_macs(c),
+        params * stored / 1e9,
+    )
 
 
 def tree_shape(spec: str) -> tuple[int, int]:
@@ -144,10 +151,15 @@ def decode_plan(run: dict, sizes: dict[str, ModelSize], settings: dict, gpu: Gpu
     steps = run["num_prompts"] * len(run["methods"]) * data["max_new_tokens"]
     load_s = (target.checkpoint_gb + draft.checkpoint_gb) / LOAD_GBPS
     return JobPlan(
-        "decode", run["run"], weights + kv + activations + CUDA_CONTEXT_GB,
+        "decode",
+        run["run"],
+        weights + kv + activations + CUDA_CONTEXT_GB,
         weights + max(target.checkpoint_gb, draft.checkpoint_gb) + HOST_OVERHEAD_GB,
-        flops, step_s, steps, (steps * step_s + load_s) / 60,
-    )  # fmt: skip
+        flops,
+        step_s,
+        steps,
+        (steps * step_s + load_s) / 60,
+    )
 
 
 def prepare_plan(name: str, size: ModelSize) -> JobPlan:

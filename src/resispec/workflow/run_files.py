@@ -54,8 +54,11 @@ class RunFiles:
         old = json.loads(self.stamp.read_text()) if self.stamp.is_file() else None
         if self._partials() and old != self.fingerprint:
             why = "it has no fingerprint" if old is None else difference(old, self.fingerprint)
-            log.warning("discarding the resume file %s, made with other inputs (%s); decoding from the "
-                        "first prompt", self.partial, why)  # fmt: skip
+            log.warning(
+                "discarding the resume file %s, made with other inputs (%s); decoding from the first prompt",
+                self.partial,
+                why,
+            )
             for path in self._partials():
                 path.unlink()
         if old != self.fingerprint or not self.stamp.is_file():

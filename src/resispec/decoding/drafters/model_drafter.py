@@ -59,9 +59,13 @@ class ModelDrafter(Drafter):
 
         def call(input_ids, position_ids, mask):
             out = model(
-                input_ids=input_ids, attention_mask=mask, position_ids=position_ids, **keyword,
-                use_cache=True, logits_to_keep=head_rows,
-            )  # fmt: skip
+                input_ids=input_ids,
+                attention_mask=mask,
+                position_ids=position_ids,
+                **keyword,
+                use_cache=True,
+                logits_to_keep=head_rows,
+            )
             return out.logits[0]
 
         return maybe_compile(self.model, ("draft", key, head_rows, id(cache)), call, self.compile_mode)

@@ -28,9 +28,12 @@ def add_arguments(parser) -> None:
     add_run_arguments(parser, "output raw records of the audit pass (JSONL)")
     parser.add_argument("--audit", required=True, help="output audit file (.pt)")
     parser.add_argument(
-        "--full-vocab-nodes", dest="full_vocab_nodes", type=nonnegative_int, default=None,
+        "--full-vocab-nodes",
+        dest="full_vocab_nodes",
+        type=nonnegative_int,
+        default=None,
         help="nodes per method that keep their full rows (default: settings audit.full_vocab_nodes, else 4)",
-    )  # fmt: skip
+    )
 
 
 def audit_plans(settings: dict, job: dict, prompts: list[dict], full_vocab_nodes: int | None = None) -> dict:
@@ -64,8 +67,14 @@ def run(args) -> int:
     todo = [
         (m, p) for p in prompts if p["prompt_id"] in plans for m in methods if (m, p["prompt_id"]) not in done
     ]
-    log.info("run %s (audit pass): %d of %d prompts x %d methods, %d done",
-             job["run"], len(plans), len(prompts), len(methods), len(done))  # fmt: skip
+    log.info(
+        "run %s (audit pass): %d of %d prompts x %d methods, %d done",
+        job["run"],
+        len(plans),
+        len(prompts),
+        len(methods),
+        len(done),
+    )
     session = (
         DecodeSession.open(job, settings, model_dir(args.target), model_dir(args.draft), args.profile)
         if todo

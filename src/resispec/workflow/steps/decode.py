@@ -128,8 +128,13 @@ def run(args) -> int:
     files = RunFiles(args.records, fingerprint=run_fingerprint("decode", args))
     done = files.done()
     todo = interleaved(job["methods"], prompts, done)
-    log.info("run %s (timing pass): %d prompts x %d methods, %d done",
-             job["run"], len(prompts), len(job["methods"]), len(done))  # fmt: skip
+    log.info(
+        "run %s (timing pass): %d prompts x %d methods, %d done",
+        job["run"],
+        len(prompts),
+        len(job["methods"]),
+        len(done),
+    )
     seed = lambda prompt: prompt_seed(settings.get("seed", 0), job, prompt["prompt_id"])  # noqa: E731
     if todo:
         session.prepare(prompts)  # the run's cache size, every compiled graph built

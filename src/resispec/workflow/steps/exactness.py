@@ -30,14 +30,20 @@ def add_arguments(parser) -> None:
     parser.add_argument("--nodes", required=True, help="output CSV, one row per (audited node, scope)")
     parser.add_argument("--job", type=json_object, required=True, help="the decoding run (JSON)")
     parser.add_argument(
-        "--monte-carlo-nodes", dest="monte_carlo_nodes", type=nonnegative_int, default=0,
+        "--monte-carlo-nodes",
+        dest="monte_carlo_nodes",
+        type=nonnegative_int,
+        default=0,
         help="full-vocabulary resispec nodes cross-checked by Monte Carlo (audit.monte_carlo_draws each)",
-    )  # fmt: skip
+    )
     parser.add_argument("--variants", help="output CSV: every (budget, order) variant of resispec per node")
     parser.add_argument(
-        "--variant-nodes", dest="variant_nodes", type=int, default=0,
+        "--variant-nodes",
+        dest="variant_nodes",
+        type=int,
+        default=0,
         help="audited resispec nodes (spread over the run) whose law is computed for every variant",
-    )  # fmt: skip
+    )
     add_settings(parser)
 
 
@@ -102,8 +108,13 @@ def write_variants(path: str, nodes: list[dict], wanted: int, max_histories: int
     start = time.monotonic()
     rows = variant_rows(nodes, wanted, max_histories=max_histories)
     write_rows(path, rows, VARIANT_COLUMNS)
-    log.info("variants: %d nodes x %d (budget, order) variants of resispec in %.0f s -> %s",
-             len(rows) // len(VARIANTS), len(VARIANTS), time.monotonic() - start, path)  # fmt: skip
+    log.info(
+        "variants: %d nodes x %d (budget, order) variants of resispec in %.0f s -> %s",
+        len(rows) // len(VARIANTS),
+        len(VARIANTS),
+        time.monotonic() - start,
+        path,
+    )
 
 
 def _keys(job: dict) -> dict:

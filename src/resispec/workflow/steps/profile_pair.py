@@ -59,8 +59,9 @@ def run(args) -> int:
             settings=options,
             compile_mode=settings.get("compile", "auto"),
         )
-    profile.meta.update(target=str(target_dir), draft=str(draft_dir), device=device, dtype=dtype,
-                        host=platform.node())  # fmt: skip
+    profile.meta.update(
+        target=str(target_dir), draft=str(draft_dir), device=device, dtype=dtype, host=platform.node()
+    )
     write_json(args.profile, json.loads(profile.to_json()))
     log.info("pair profile written to %s in %.0f s", args.profile, profile.meta["seconds"])
     return 0

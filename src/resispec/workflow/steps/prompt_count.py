@@ -16,8 +16,16 @@ from resispec.workflow.cli_types import (
 HELP = "95% half-width of a paired ratio per run (Table 1's accepted-length gain) and the prompts needed"
 log = logging.getLogger(__name__)
 # per-prompt metrics of resispec.audit.statistics.prompt_metrics
-METRICS = ("accepted_length", "throughput", "steps", "new_tokens", "time_step_s", "time_draft_s",
-           "time_target_s", "time_verify_s")  # fmt: skip
+METRICS = (
+    "accepted_length",
+    "throughput",
+    "steps",
+    "new_tokens",
+    "time_step_s",
+    "time_draft_s",
+    "time_target_s",
+    "time_verify_s",
+)
 
 
 def add_arguments(parser) -> None:
@@ -43,8 +51,17 @@ def run(args) -> int:
     ratio = f"{args.numerator}/{args.denominator}"
     print(f"run\tprompts\t{ratio}\t95% CI\thalf-width\tprompts for {args.target:.0%}")
     for path in args.records:
-        est = ratio_precision(read_records(path), args.numerator, args.denominator, metric=args.metric,
-                              resamples=args.bootstrap, seed=args.seed, target=args.target)  # fmt: skip
-        print(f"{run_of(path)}\t{est.n}\t{est.ratio:.4f}\t[{est.low:.4f}, {est.high:.4f}]\t"
-              f"{est.relative_half_width:.1%}\t{est.prompts_needed}")  # fmt: skip
+        est = ratio_precision(
+            read_records(path),
+            args.numerator,
+            args.denominator,
+            metric=args.metric,
+            resamples=args.bootstrap,
+            seed=args.seed,
+            target=args.target,
+        )
+        print(
+            f"{run_of(path)}\t{est.n}\t{est.ratio:.4f}\t[{est.low:.4f}, {est.high:.4f}]\t"
+            f"{est.relative_half_width:.1%}\t{est.prompts_needed}"
+        )
     return 0
