@@ -27,11 +27,12 @@ def test_workflow_scripts_are_thin():
     for script in (ROOT / "workflow" / "scripts").glob("*.py"):
         code = [line for line in script.read_text().splitlines() if line.strip() and not line.startswith("#")]
         assert len(code) <= 3, f"{script.name} holds logic; move it into src/resispec"
-        assert any("run_from_snakemake" in line for line in code), script.name
+        assert any("run_step(" in line for line in code), script.name
 
 
 def test_every_rule_is_named_after_the_command_its_script_runs():
-    """rule NAME runs workflow/scripts/NAME.py, which runs `resispec NAME` (dashes for underscores)."""
+    """rule NAME runs workflow/scripts/NAME.py, which runs the step module of `resispec NAME` (dashes for
+    underscores) itself: rule -> script -> step, two hops."""
     import re
 
     rules = {}
@@ -42,8 +43,9 @@ def test_every_rule_is_named_after_the_command_its_script_runs():
     assert rules and all(name == script for name, script in rules.items()), rules
     for name in rules:
         code = (ROOT / "workflow" / "scripts" / f"{name}.py").read_text()
-        assert f'run_from_snakemake("{name.replace("_", "-")}", snakemake)' in code, name
-        assert name.replace("_", "-") in COMMANDS, name
+        assert f"from resispec.workflow.steps import {name}\n" in code, name
+        assert f"run_step({name}, snakemake)" in code, name
+        assert COMMANDS[name.replace("_", "-")] == f"resispec.workflow.steps.{name}", name
 
 
 def test_validate_config_names_bad_key(tmp_path):

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from resispec.report.beside import beside_notes
+from resispec.report.tidy import method_label
 from resispec.verify import Method, get_method, register
-from resispec.verify.registry import names
+from resispec.verify.registry import names, unregister
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "my_verifiers.py"
@@ -90,6 +92,29 @@ def test_built_in_lists_are_the_registry_filtered():
     assert "sequoia" not in paper_limits.OWN_METHODS
     assert get_method("optimal").host_planner and not get_method("specinfer").host_planner
     assert [m for m in names() if get_method(m).shaping] == ["ers", "resispec"]
+    # the report's, the profile's and the sheets' method lists, as the constants they replace said
+    assert names(sequential=False) == ("optimal",)
+    assert set(names(host_verifier=False)) == {"resispec", "ers", "optimal"}
+    assert set(names(depends_on_k=True)) == {"ers", "optimal"}
+    assert set(names(every_run=True)) == {"ers", "optimal"}
+    assert list(beside_notes()) == ["optimal"]
+
+
+def test_a_plugin_in_a_host_is_labelled_host_plus_method():
+    """A registered method that is no host's own verifier is labelled "host+method" in a host's rows
+    (like resispec, ers and optimal), and shown beside the paper only if it carries a note."""
+
+    class Probe(Method):
+        name = "probe_label"
+
+    register(Probe())
+    try:
+        assert method_label("sequoia", "probe_label") == "sequoia+probe_label"
+        assert method_label("specinfer", "probe_label") == "probe_label"
+        assert method_label("sequoia", "sequoia") == "sequoia"
+        assert "probe_label" not in beside_notes() and get_method("probe_label").depends_on_k
+    finally:
+        unregister("probe_label")
 
 
 def test_register_rejects_bad_methods():

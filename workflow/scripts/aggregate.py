@@ -1,4 +1,5 @@
-# Thin wrapper: the work is `resispec aggregate` (src/resispec/workflow/steps/aggregate.py).
-from resispec.workflow.bridge import run_from_snakemake
+# Thin wrapper: rule aggregate runs the `resispec aggregate` step itself (rule -> script -> step).
+from resispec.workflow.bridge import run_step
+from resispec.workflow.steps import aggregate
 
-run_from_snakemake("aggregate", snakemake)  # noqa: F821 (injected by Snakemake)
+run_step(aggregate, snakemake)  # noqa: F821 (injected by Snakemake)

@@ -1,4 +1,5 @@
-# Thin wrapper: the work is `resispec audit-decode` (src/resispec/workflow/steps/audit_decode.py).
-from resispec.workflow.bridge import run_from_snakemake
+# Thin wrapper: rule audit_decode runs the `resispec audit-decode` step itself (rule -> script -> step).
+from resispec.workflow.bridge import run_step
+from resispec.workflow.steps import audit_decode
 
-run_from_snakemake("audit-decode", snakemake)  # noqa: F821 (injected by Snakemake)
+run_step(audit_decode, snakemake)  # noqa: F821 (injected by Snakemake)

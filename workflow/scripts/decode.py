@@ -1,4 +1,5 @@
-# Thin wrapper: the work is `resispec decode` (src/resispec/workflow/steps/decode.py).
-from resispec.workflow.bridge import run_from_snakemake
+# Thin wrapper: rule decode runs the `resispec decode` step itself (rule -> script -> step).
+from resispec.workflow.bridge import run_step
+from resispec.workflow.steps import decode
 
-run_from_snakemake("decode", snakemake)  # noqa: F821 (injected by Snakemake)
+run_step(decode, snakemake)  # noqa: F821 (injected by Snakemake)

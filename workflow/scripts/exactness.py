@@ -1,4 +1,5 @@
-# Thin wrapper: the work is `resispec exactness` (src/resispec/workflow/steps/exactness.py).
-from resispec.workflow.bridge import run_from_snakemake
+# Thin wrapper: rule exactness runs the `resispec exactness` step itself (rule -> script -> step).
+from resispec.workflow.bridge import run_step
+from resispec.workflow.steps import exactness
 
-run_from_snakemake("exactness", snakemake)  # noqa: F821 (injected by Snakemake)
+run_step(exactness, snakemake)  # noqa: F821 (injected by Snakemake)

@@ -1,4 +1,5 @@
-# Thin wrapper: the work is `resispec info` (src/resispec/workflow/steps/info.py).
-from resispec.workflow.bridge import run_from_snakemake
+# Thin wrapper: rule info runs the `resispec info` step itself (rule -> script -> step).
+from resispec.workflow.bridge import run_step
+from resispec.workflow.steps import info
 
-run_from_snakemake("info", snakemake)  # noqa: F821 (injected by Snakemake)
+run_step(info, snakemake)  # noqa: F821 (injected by Snakemake)

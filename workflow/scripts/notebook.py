@@ -1,4 +1,5 @@
-# Thin wrapper: the work is `resispec notebook` (src/resispec/workflow/steps/notebook.py).
-from resispec.workflow.bridge import run_from_snakemake
+# Thin wrapper: rule notebook runs the `resispec notebook` step itself (rule -> script -> step).
+from resispec.workflow.bridge import run_step
+from resispec.workflow.steps import notebook
 
-run_from_snakemake("notebook", snakemake)  # noqa: F821 (injected by Snakemake)
+run_step(notebook, snakemake)  # noqa: F821 (injected by Snakemake)

@@ -1,4 +1,5 @@
-# Thin wrapper: the work is `resispec paper-limits` (src/resispec/workflow/steps/paper_limits.py).
-from resispec.workflow.bridge import run_from_snakemake
+# Thin wrapper: rule paper_limits runs the `resispec paper-limits` step itself (rule -> script -> step).
+from resispec.workflow.bridge import run_step
+from resispec.workflow.steps import paper_limits
 
-run_from_snakemake("paper-limits", snakemake)  # noqa: F821 (injected by Snakemake)
+run_step(paper_limits, snakemake)  # noqa: F821 (injected by Snakemake)

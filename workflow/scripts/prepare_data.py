@@ -1,4 +1,5 @@
-# Thin wrapper: the work is `resispec prepare-data` (src/resispec/workflow/steps/prepare_data.py).
-from resispec.workflow.bridge import run_from_snakemake
+# Thin wrapper: rule prepare_data runs the `resispec prepare-data` step itself (rule -> script -> step).
+from resispec.workflow.bridge import run_step
+from resispec.workflow.steps import prepare_data
 
-run_from_snakemake("prepare-data", snakemake)  # noqa: F821 (injected by Snakemake)
+run_step(prepare_data, snakemake)  # noqa: F821 (injected by Snakemake)

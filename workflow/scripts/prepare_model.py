@@ -1,4 +1,5 @@
-# Thin wrapper: the work is `resispec prepare-model` (src/resispec/workflow/steps/prepare_model.py).
-from resispec.workflow.bridge import run_from_snakemake
+# Thin wrapper: rule prepare_model runs the `resispec prepare-model` step itself (rule -> script -> step).
+from resispec.workflow.bridge import run_step
+from resispec.workflow.steps import prepare_model
 
-run_from_snakemake("prepare-model", snakemake)  # noqa: F821 (injected by Snakemake)
+run_step(prepare_model, snakemake)  # noqa: F821 (injected by Snakemake)

@@ -1,4 +1,5 @@
-# Thin wrapper: the work is `resispec profile-pair` (src/resispec/workflow/steps/profile_pair.py).
-from resispec.workflow.bridge import run_from_snakemake
+# Thin wrapper: rule profile_pair runs the `resispec profile-pair` step itself (rule -> script -> step).
+from resispec.workflow.bridge import run_step
+from resispec.workflow.steps import profile_pair
 
-run_from_snakemake("profile-pair", snakemake)  # noqa: F821 (injected by Snakemake)
+run_step(profile_pair, snakemake)  # noqa: F821 (injected by Snakemake)

@@ -1,4 +1,5 @@
-# Thin wrapper: the work is `resispec report` (src/resispec/workflow/steps/report.py).
-from resispec.workflow.bridge import run_from_snakemake
+# Thin wrapper: rule report runs the `resispec report` step itself (rule -> script -> step).
+from resispec.workflow.bridge import run_step
+from resispec.workflow.steps import report
 
-run_from_snakemake("report", snakemake)  # noqa: F821 (injected by Snakemake)
+run_step(report, snakemake)  # noqa: F821 (injected by Snakemake)

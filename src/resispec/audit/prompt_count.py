@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from resispec.audit.statistics import paired_ratio, prompt_metrics
 
-TARGET_HALF_WIDTH = 0.10  # issue 14: a verdict "agrees" needs a half-width within 10% of our value
+TARGET_HALF_WIDTH = 0.10  # a verdict "agrees" needs a half-width within 10% of our value
 
 
 class RatioPrecision(NamedTuple):

@@ -1,4 +1,4 @@
-"""The most a tree can accept, given a chain's accepted length: the paper-limits audit (issue 20).
+"""The most a tree can accept, given a chain's accepted length: the paper-limits audit.
 
 A chain of single candidates whose levels accept with probabilities b_1..b_L (each b_i the overlap
 sum_v min(p, q) at the context reached) has expected accepted length, bonus token included,

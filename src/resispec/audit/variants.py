@@ -1,4 +1,4 @@
-"""Robustness of the ResiSpec verdict to our reading of Algorithm 1 (issue 20): the exact law of every
+"""Robustness of the ResiSpec verdict to our reading of Algorithm 1: the exact law of every
 (budget, order) variant of ``resispec`` (verify/resispec.py: BUDGETS x ORDERS) on audited nodes.
 
 Per node and variant, on the node's lumped top-token vocabulary (as the lumped audit,

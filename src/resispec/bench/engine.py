@@ -14,7 +14,7 @@ resolved per verifier from the pair profile (``--profile``, or measured here on 
 
 Without ``--target`` / ``--draft`` it uses the CPU default pair of the workflow (``DEFAULT_PAIR``; built
 by ``snakemake --cores 2 results/models/smollm2-135m/READY.json results/models/draft-default/READY.json``)
-and prints, besides the goals over the baselines, issue 21's CPU goal: overhead share <= 5% for every
+and prints, besides the goals over the baselines, the CPU goal: overhead share <= 5% for every
 exact method on d5b3 and ``auto`` (run ``--trees auto,d5b3 --no-hf`` for just those).
 """
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from resispec.bench.overhead import EXACT, PARTS, share_interval
 from resispec.bench.paired import paired_ratio
 
-# The testbed's goals (issue 13): the best exact engine configuration against the baselines at T = 1
+# The testbed's goals: the best exact engine configuration against the baselines at T = 1
 GOALS = {"autoregressive": 1.5, "hf_assisted": 1.2}
 
 

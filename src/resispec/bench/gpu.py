@@ -28,14 +28,11 @@ Then it prints:
   the steps of one generation after a warm-up generation, first step left out) split into drafting /
   target forward / verification / shaping / commit / between steps, blocking host syncs per step
   (counted on separate, untimed runs) and the overhead share (step - drafting - target forward) / step;
-- the GPU goals of issue 21 with verdicts (met / missed / not decided from 95% bootstrap intervals), and
+- the engine's GPU goals with verdicts (met / missed / not decided from 95% bootstrap intervals), and
   the elapsed time. Everything goes to one JSON (``--json``).
 
-Budget (H100/H200-class GPU, default settings): startup, engine check and building the pair ~30 s; 19
-forward sizes x 13 forwards of at most ~30 ms ~5 s; the pair profile for ``auto`` ~20-40 s (8 candidate
-counts x 48 positions of ``optimal`` dominate); 30 (tree, method) configurations, each ~45 engine steps
-(warm-up, timed, counted) at ~30-150 ms (the eager engine) plus 4 prefills ~2-4 s each: ~1.5-2 min;
-about 3 min in all, the elapsed time printed at the end. The engine runs eagerly by default
+The time budget (estimated per phase) is in docs/reproduction-notes.md; the elapsed time is printed
+at the end. The engine runs eagerly by default
 (``--compile none``), although ``generate`` itself compiles on CUDA (``compile_mode="auto"``: CUDA graphs).
 Every tree shape then costs minutes of compiling (the target's tree forward and one draft graph per
 level and pending length), and a run under the host-sync counter is traced again. The whole matrix

@@ -31,7 +31,7 @@ def _applies(result: dict) -> str | None:
 
 
 def goal_lines(result: dict) -> list[str]:
-    """Issue 21's GPU goals (met / missed / not decided) and the overhead share of each exact method on
+    """The engine's GPU goals (met / missed / not decided) and the overhead share of each exact method on
     d5b3 and auto (no GPU goal of their own; the CPU goal is `bench engine`'s, on the CPU default pair)."""
     why_not = _applies(result)
     spec, opt = _row(result, GOAL_TREE, "specinfer"), _row(result, GOAL_TREE, "optimal")

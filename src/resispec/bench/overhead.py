@@ -1,4 +1,4 @@
-"""Where a decoding step's time goes, and the engine's speed goals (issue 21), for ``bench engine`` (the
+"""Where a decoding step's time goes, and the engine's speed goals, for ``bench engine`` (the
 CPU default pair) and ``bench gpu`` (the paper's pair shape on a GPU).
 
 A step's time is the sum of its five ``StepRecord`` parts (drafting, target forward, verification,
@@ -19,7 +19,7 @@ from resispec.verify import EXACT_METHODS as EXACT
 
 PARTS = ("draft", "target", "verify", "shaping", "commit")
 RESAMPLES, LEVEL = 2000, 0.95
-# Goals of issue 21 (benchmarks, not tests): all of the form "value <= goal"
+# The speed goals (benchmarks, not tests): all of the form "value <= goal"
 CPU_OVERHEAD_GOAL = 0.05  # CPU default pair: overhead share of every exact method on d5b3 and auto
 CPU_GOAL_TREES = ("d5b3", "auto")
 STEP_OVER_FORWARD_GOAL = 1.3  # GPU, 7B-shaped target: a d5b3 specinfer step over its 121-node forward

@@ -160,7 +160,7 @@ def verifier_seconds(method: str, distributions, k: int, repeats: int, verify_mo
     from resispec.decoding.drafters.base import draw_children
     from resispec.decoding.walk import per_node_optimal
     from resispec.verify import get_verifier
-    from resispec.verify.batched import verify_rows
+    from resispec.verify.batched import RowSettings, verify_rows
 
     verifier = get_verifier(method, validate=False)
     target_probs, draft_probs = distributions[0]
@@ -168,7 +168,10 @@ def verifier_seconds(method: str, distributions, k: int, repeats: int, verify_mo
     generator = torch.Generator(device=device).manual_seed(0)
     rows = torch.arange(min(repeats, target_probs.shape[0]), device=device)
     candidates, valid = draw_children(draft_probs[rows], k, verifier.draws, generator)  # [R, k]
-    per_node = per_node_optimal(torch.device(device))
+    # as the walks call it: the level-by-level walk lets a host planner plan node by node on a CPU
+    settings = RowSettings(
+        verifier.options, host_planning=verify_mode == "path" and per_node_optimal(torch.device(device))
+    )
     batches = [rows] if verify_mode == "tree" else [rows[i : i + 1] for i in range(len(rows))]
 
     def call(batch):
@@ -179,8 +182,7 @@ def verifier_seconds(method: str, distributions, k: int, repeats: int, verify_mo
             candidates[batch],
             valid[batch],
             generator,
-            options=verifier.options,
-            per_node_optimal=per_node,
+            settings,
         )
 
     call(batches[0])  # warm-up

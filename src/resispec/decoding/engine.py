@@ -21,7 +21,7 @@ from resispec.decoding.records import GenerateOutput, StepRecord
 from resispec.decoding.target import new_target, sync
 from resispec.decoding.tree_attention import model_device
 from resispec.decoding.trees import Tree
-from resispec.decoding.walk import counts, walk_path, walk_tree
+from resispec.decoding.walk import WalkContext, counts
 
 __all__ = ["generate", "warm_up", "run_capacity", "GenerateOutput", "StepRecord"]
 
@@ -55,7 +55,7 @@ def _verifier(method: str, temperature: float, options: dict | None):
 
 
 @torch.no_grad()
-def generate(
+def generate(  # noqa: PLR0913 (the public entry point: keyword-only documented options)
     target_model: torch.nn.Module,
     draft,
     input_ids: torch.Tensor,
@@ -183,9 +183,11 @@ class _Loop:
     def __init__(self, target, drafter, verifier, tree, temperature, generator, audit_top, verify_mode):
         self.target, self.drafter, self.verifier, self.tree = target, drafter, verifier, tree
         self.temperature, self.generator, self.audit_top = temperature, generator, audit_top
-        self.walk = walk_tree if verify_mode == "tree" else walk_path
         self.layout = target.layout
         self.timer = PhaseTimer(target.layout.depths.device)
+        self.context = WalkContext.build(
+            target, verifier, verify_mode, generator, self.timer, audit=bool(audit_top)
+        )
         self.ids = torch.empty(target.cache.capacity, dtype=torch.long, device=target.layout.depths.device)
 
     def run(self, prompt: torch.Tensor, max_new_tokens: int, eos: set[int]) -> list[StepRecord]:
@@ -198,7 +200,7 @@ class _Loop:
             payload = decision.payload.tolist()  # the step's one blocking host-device synchronisation
             result = counts(self.layout, payload, decision, self.audit_top)
             tokens, finished = _truncate(result.tokens, produced, max_new_tokens, eos)
-            self.ids[length : length + len(tokens)] = decision.payload[: len(tokens)]
+            self.ids[length : length + len(tokens)] = decision.tokens[: len(tokens)]
             length, produced = length + len(tokens), produced + len(tokens)
             if not finished:
                 self._commit(decision, result, length)
@@ -218,17 +220,7 @@ class _Loop:
         self.timer.lap("draft")
         self.target.forward_tree(draft.tokens)
         self.timer.lap("target")
-        return self.walk(
-            self.layout,
-            draft,
-            self.target,
-            self.verifier.method,
-            self.verifier.options,
-            self.generator,
-            self.timer,
-            audit=bool(self.audit_top),
-            validate=self.verifier.validate,
-        )
+        return self.context.walk(self.context, draft)
 
     def _commit(self, decision, result, length: int) -> None:
         accepted = len(result.accepted_nodes)

@@ -14,7 +14,8 @@ from resispec.decoding.trees import Tree
 __all__ = ["TreeLayout", "tree_layout", "PROJECTION_ROWS"]
 
 # Target rows the level-by-level walk projects in one product: on a CPU the [V, H] head is read once per
-# product, so ~8-16 rows cost about one (bf16 measured here: 1-8 rows ~11 ms, 16 rows ~16 ms).
+# product, so up to 16 rows cost about as much as one (docs/reproduction-notes.md, "Figures behind
+# constants").
 PROJECTION_ROWS = 16
 
 

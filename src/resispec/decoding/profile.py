@@ -18,6 +18,7 @@ import torch
 
 from resispec.decoding.costs import CostProfile
 from resispec.decoding.drafters.base import draw_children, process_logits
+from resispec.verify.registry import get_method
 
 ACCEPTANCE_CANDIDATES = 8  # siblings per measured node: wider than any embedded tree's branching
 
@@ -85,15 +86,12 @@ def position_acceptance(
     return acceptance_vector(distributions, method, k=k, seed=seed)
 
 
-# Verifiers whose plan depends on the number of candidates: their positional vector is measured for
-# every child count; the others' i-th decision ignores how many candidates follow (one vector serves).
-PLAN_DEPENDENT = ("ers", "optimal")
-
-
 def acceptance_rows(distributions, method: str, *, k: int = ACCEPTANCE_CANDIDATES, seed: int = 0) -> list:
     """``method``'s positional acceptance: a vector [k], or rows [k, k] (row c-1: c candidates) for
     plan-dependent verifiers; the input of ``resispec.decoding.tree_search.sequoia_tables``."""
-    if method not in PLAN_DEPENDENT:
+    # a plan that depends on the number of candidates (``Method.depends_on_k``) is measured for every
+    # child count; otherwise the i-th decision ignores how many candidates follow (one vector serves)
+    if not get_method(method).depends_on_k:
         return acceptance_vector(distributions, method, k=k, seed=seed)
     rows = []
     for count in range(1, k + 1):

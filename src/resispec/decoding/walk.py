@@ -16,6 +16,7 @@ end in one long tensor, ``StepDecision.payload``, that the engine copies to the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -24,27 +25,57 @@ from resispec.decoding.drafters import DraftTree
 from resispec.decoding.layout import TreeLayout
 from resispec.decoding.records import audit_entry
 from resispec.verify import get_method
-from resispec.verify.batched import BatchOutcome, verify_rows
+from resispec.verify.batched import BatchOutcome, RowSettings, verify_rows
 from resispec.verify.checks import check_pair
+from resispec.verify.rows import NO_CANDIDATE
 
-__all__ = ["StepDecision", "WalkResult", "walk_tree", "walk_path", "counts"]
+__all__ = ["PayloadLayout", "StepDecision", "WalkContext", "WalkResult", "walk_tree", "walk_path", "counts"]
+
+
+@dataclass(frozen=True)
+class PayloadLayout:
+    """The named layout of a step's payload, long [2D] for a tree of depth D: the step's tokens [0, D)
+    (accepted tokens, then the final token, then zeros), the accepted nodes [D, 2D-1) (root excluded,
+    ``NO_CANDIDATE`` after the path) and the final node's number of valid candidates at 2D-1. Every
+    reader (the engine's commit, ``counts``) slices it through these fields."""
+
+    depth: int
+
+    @property
+    def tokens(self) -> slice:
+        return slice(0, self.depth)
+
+    @property
+    def path(self) -> slice:
+        return slice(self.depth, 2 * self.depth - 1)
+
+    @property
+    def final_k(self) -> int:
+        return 2 * self.depth - 1
+
+    def pack(self, tokens: torch.Tensor, path: torch.Tensor, final_k: torch.Tensor) -> torch.Tensor:
+        """payload [2D] from tokens [D], path [D-1] and final_k [1]."""
+        return torch.cat([tokens, path, final_k])
 
 
 @dataclass
 class StepDecision:
-    """A step's decisions on the device: ``payload`` long [2D] = the step's tokens [D] (accepted tokens,
-    then the final token, then zeros), the accepted nodes [D-1] (root excluded, -1 after the path) and
-    the final node's number of valid candidates [1]; ``rows(i)`` gives the i-th visited node's
-    (target_probs [V], draft_probs [V], candidates [k], accepted_index, token) for the audit."""
+    """A step's decisions on the device: ``payload`` long [2D] (``PayloadLayout``); ``rows(i)`` gives the
+    i-th visited node's (target_probs [V], draft_probs [V], candidates [k], accepted_index, token) for the
+    audit."""
 
     payload: torch.Tensor
-    depth: int
+    fields: PayloadLayout
     levels: list = field(default_factory=list)  # path walk: per level (p [1, V], q [1, V], cands, valid)
     all_rows: tuple | None = None  # tree walk: (p [N, V], q [N, V], candidates [N, k], valid [N, k])
 
     @property
     def path(self) -> torch.Tensor:
-        return self.payload[self.depth : 2 * self.depth - 1]
+        return self.payload[self.fields.path]
+
+    @property
+    def tokens(self) -> torch.Tensor:
+        return self.payload[self.fields.tokens]
 
 
 @dataclass
@@ -63,14 +94,82 @@ class WalkResult:
     audit: list[dict] = field(default_factory=list)
 
 
-def _outcome_tokens(layout: TreeLayout, draft: DraftTree, path, final_token, final_k) -> torch.Tensor:
-    """payload [2D] from path [D-1] (-1 pad), final token [1] and the final node's k [1]."""
-    depth = layout.tree.depth
+@dataclass(frozen=True)
+class WalkContext:
+    """What a step's walk needs besides the step's draft, fixed for a whole generation: the tree's
+    ``layout``, the ``target`` (its rows of the step's tree forward), the verifier's batched-call
+    ``settings`` (``RowSettings``: method options, the timer's shaping tick, host planning), its
+    ``method`` name, the ``walk`` (``walk_tree`` or ``walk_path``, by the run's ``verify_mode``), the
+    ``generator``, the phase ``timer``, whether the audit keeps the rows (``audit``) and whether the rows
+    are checked (``validate``, host reads; off by default)."""
+
+    layout: TreeLayout
+    target: object
+    method: str
+    settings: RowSettings
+    walk: Callable[[WalkContext, DraftTree], StepDecision]
+    generator: torch.Generator | None
+    timer: object
+    audit: bool = False
+    validate: bool = False
+
+    @classmethod
+    def build(cls, target, verifier, verify_mode: str, generator, timer, *, audit: bool) -> WalkContext:
+        """The context of ``verifier`` (a ``get_verifier`` object: method, options, validate) over
+        ``target``'s layout. A method with a host planner plans node by node in the level-by-level walk
+        on a CPU (``per_node_optimal``): a property of the method and the device, not of the call."""
+        layout = target.layout
+        walk = walk_tree if verify_mode == "tree" else walk_path
+        host_planning = (
+            walk is walk_path
+            and per_node_optimal(layout.depths.device)
+            and get_method(verifier.method).host_planner
+        )
+        settings = RowSettings(verifier.options, timer.shaping, host_planning)
+        return cls(
+            layout, target, verifier.method, settings, walk, generator, timer, audit, verifier.validate
+        )
+
+    @property
+    def fields(self) -> PayloadLayout:
+        return PayloadLayout(self.layout.tree.depth)
+
+    def verify(self, target_rows, draft_rows, candidates, valid, *, settings=None) -> BatchOutcome:
+        """``verify_rows`` of the context's method (its ``settings`` unless others are given); the rows'
+        checks first when ``validate``."""
+        if self.validate:
+            check_pair(target_rows, draft_rows, batched=True)
+        settings = self.settings if settings is None else settings
+        return verify_rows(self.method, target_rows, draft_rows, candidates, valid, self.generator, settings)
+
+
+class _Descent:
+    """The walk's position from the root: the node it stands on [1], whether every node so far accepted
+    a candidate (``alive`` [1]) and the accepted nodes [D-1] (``NO_CANDIDATE`` after the path)."""
+
+    def __init__(self, depth: int, device: torch.device) -> None:
+        self.node = torch.zeros(1, dtype=torch.long, device=device)
+        self.alive = torch.ones(1, dtype=torch.bool, device=device)
+        self.path = torch.full((depth - 1,), NO_CANDIDATE, dtype=torch.long, device=device)
+
+    def follow(self, level: int, kids: torch.Tensor, accepted_index: torch.Tensor) -> None:
+        """Descend into the accepted child: ``kids`` [1, k] are the current node's children,
+        ``accepted_index`` [1] the candidate its verifier accepted (``NO_CANDIDATE``: none)."""
+        accepted = self.alive & (accepted_index >= 0)
+        chosen = kids.gather(1, accepted_index.clamp_min(0)[:, None])[:, 0]
+        self.path[level : level + 1] = torch.where(accepted, chosen, NO_CANDIDATE)
+        self.node = torch.where(accepted, chosen, self.node)
+        self.alive = accepted
+
+
+def _outcome_tokens(context: WalkContext, draft: DraftTree, path, final_token, final_k) -> torch.Tensor:
+    """payload [2D] from path [D-1] (``NO_CANDIDATE`` pad), final token [1] and the final node's k [1]."""
+    depth = context.layout.tree.depth
     index = torch.arange(depth, device=path.device)
     accepted = (path >= 0).sum()
     path_tokens = torch.cat([draft.tokens[path.clamp_min(0)], final_token])  # [D]
     tokens = torch.where(index < accepted, path_tokens, torch.where(index == accepted, final_token, 0))
-    return torch.cat([tokens, path, final_k])
+    return context.fields.pack(tokens, path, final_k)
 
 
 def _children(layout: TreeLayout, draft: DraftTree, nodes: torch.Tensor, k: int):
@@ -80,128 +179,73 @@ def _children(layout: TreeLayout, draft: DraftTree, nodes: torch.Tensor, k: int)
     return kids, draft.tokens[safe], (kids >= 0) & draft.valid[safe]
 
 
-def _checked(validate: bool, target_rows: torch.Tensor, draft_rows: torch.Tensor) -> None:
-    """``verifier_options={"validate": True}``: the rows' checks (host reads; off by default)."""
-    if validate:
-        check_pair(target_rows, draft_rows, batched=True)
-
-
 def per_node_optimal(device: torch.device) -> bool:
     """Whether the level-by-level walk lets a method with a host planner (``Method.host_planner``:
     optimal) plan node by node: on a CPU, where its host reads of sizes block nothing (the tensors are
-    host memory) and it is much faster than the fixed-shape batched plan for one row (measured in
+    host memory) and it is faster than the fixed-shape batched plan for one row (measured in
     docs/reproduction-notes.md); on an accelerator the batched plan, so that the step keeps its one
     synchronisation."""
     return device.type == "cpu"
 
 
-def walk_path(
-    layout: TreeLayout,
-    draft: DraftTree,
-    target,
-    method,
-    options,
-    generator,
-    timer,
-    audit=False,
-    validate=False,
-):
+def walk_path(context: WalkContext, draft: DraftTree) -> StepDecision:
     """Level-by-level walk: one projected target row and one verifier row per level."""
-    depth, device = layout.tree.depth, draft.tokens.device
-    node = torch.zeros(1, dtype=torch.long, device=device)
-    alive = torch.ones(1, dtype=torch.bool, device=device)
-    path = torch.full((depth - 1,), -1, dtype=torch.long, device=device)
-    final_token, final_k = torch.zeros_like(node), torch.zeros_like(node)
-    decision = StepDecision(path, depth)
-    per_node = per_node_optimal(device) and get_method(method).host_planner
+    layout, timer = context.layout, context.timer
+    depth = layout.tree.depth
+    descent = _Descent(depth, draft.tokens.device)
+    final_token, final_k = torch.zeros_like(descent.node), torch.zeros_like(descent.node)
+    decision = StepDecision(None, context.fields)
     for level in range(depth):
-        target_row = target.row(node, level)  # [1, V]
+        target_row = context.target.row(descent.node, level)  # [1, V]
         timer.lap("target")
         k = layout.branch_per_level[level] if level < depth - 1 else 0
-        kids, candidates, valid = _children(layout, draft, node, k)
-        draft_row = draft.draft_probs.index_select(0, node) if k else target_row
-        _checked(validate, target_row, draft_row)
-        out = verify_rows(
-            method,
-            target_row,
-            draft_row,
-            candidates,
-            valid,
-            generator,
-            options=options,
-            tick=timer.shaping,
-            per_node_optimal=per_node,
-        )
-        accepted = alive & (out.accepted_index >= 0)
-        stop = alive & ~accepted
+        kids, candidates, valid = _children(layout, draft, descent.node, k)
+        draft_row = draft.draft_probs.index_select(0, descent.node) if k else target_row
+        out = context.verify(target_row, draft_row, candidates, valid)
+        stop = descent.alive & (out.accepted_index < 0)
         final_token = torch.where(stop, out.token, final_token)
         final_k = torch.where(stop, valid.sum(-1), final_k)
         if k:
-            chosen = kids.gather(1, out.accepted_index.clamp_min(0)[:, None])[:, 0]
-            path[level : level + 1] = torch.where(accepted, chosen, -1)
-            node = torch.where(accepted, chosen, node)
-        alive = accepted
-        if audit:
+            descent.follow(level, kids, out.accepted_index)
+        if context.audit:
             decision.levels.append((target_row[0], draft_row[0], candidates[0], valid[0]))
         timer.lap("verify")
-        if per_node and not bool(alive):  # a CPU read: stop planning
+        if context.settings.host_planning and not bool(descent.alive):  # a CPU read: stop planning
             break
-    decision.payload = _outcome_tokens(layout, draft, path, final_token, final_k)
+    decision.payload = _outcome_tokens(context, draft, descent.path, final_token, final_k)
     return decision
 
 
-def walk_tree(
-    layout: TreeLayout,
-    draft: DraftTree,
-    target,
-    method,
-    options,
-    generator,
-    timer,
-    audit=False,
-    validate=False,
-):
+def walk_tree(context: WalkContext, draft: DraftTree) -> StepDecision:
     """Whole-tree walk: every node verified in one batched call, then the accepted children followed."""
-    depth, device = layout.tree.depth, draft.tokens.device
-    target_rows = target.probs(None)  # [N, V]
+    layout, timer = context.layout, context.timer
+    target_rows = context.target.probs(None)  # [N, V]
     timer.lap("target")
     forwarded = draft.draft_probs.shape[0]  # F: nodes above the last level (the rest are leaves)
     draft_rows = torch.cat([draft.draft_probs, target_rows[forwarded:]])  # leaves: rows unused (k = 0)
-    _checked(validate, target_rows, draft_rows)
-    nodes = torch.arange(layout.tree.num_nodes, device=device)
+    nodes = torch.arange(layout.tree.num_nodes, device=draft.tokens.device)
     kids, candidates, valid = _children(layout, draft, nodes, layout.child_table.shape[1])
-    inner = verify_rows(
-        method,
-        target_rows[:forwarded],
-        draft.draft_probs,
-        candidates[:forwarded],
-        valid[:forwarded],
-        generator,
-        options=options,
-        tick=timer.shaping,
+    inner = context.verify(
+        target_rows[:forwarded], draft.draft_probs, candidates[:forwarded], valid[:forwarded]
     )
-    leaves = verify_rows(
-        method,
+    leaves = context.verify(  # bonus tokens
         target_rows[forwarded:],
         target_rows[forwarded:],
         candidates[forwarded:, :0],
         valid[forwarded:, :0],
-        generator,
-    )  # bonus tokens
+        settings=RowSettings(),
+    )
     out = BatchOutcome(*(torch.cat(parts) for parts in zip(inner, leaves, strict=True)))
-    node = torch.zeros(1, dtype=torch.long, device=device)
-    alive = torch.ones(1, dtype=torch.bool, device=device)
-    path = torch.full((depth - 1,), -1, dtype=torch.long, device=device)
-    for level in range(depth - 1):
-        index = out.accepted_index.index_select(0, node)  # [1]
-        accepted = alive & (index >= 0)
-        chosen = kids.index_select(0, node).gather(1, index.clamp_min(0)[:, None])[:, 0]
-        path[level : level + 1] = torch.where(accepted, chosen, -1)
-        node, alive = torch.where(accepted, chosen, node), accepted
+    descent = _Descent(layout.tree.depth, draft.tokens.device)
+    for level in range(layout.tree.depth - 1):
+        descent.follow(
+            level, kids.index_select(0, descent.node), out.accepted_index.index_select(0, descent.node)
+        )
+    node = descent.node
     final_k = valid.index_select(0, node).sum(-1)
-    decision = StepDecision(None, depth)
-    decision.payload = _outcome_tokens(layout, draft, path, out.token.index_select(0, node), final_k)
-    if audit:
+    decision = StepDecision(None, context.fields)
+    decision.payload = _outcome_tokens(context, draft, descent.path, out.token.index_select(0, node), final_k)
+    if context.audit:
         decision.all_rows = (target_rows, draft_rows, candidates, valid)
     timer.lap("verify")
     return decision
@@ -211,10 +255,10 @@ def counts(
     layout: TreeLayout, payload: list[int], decision: StepDecision, audit_top: int | None
 ) -> WalkResult:
     """The host-side result of a step from its payload (already copied to the host)."""
-    tree, depth = layout.tree, layout.tree.depth
-    path = [n for n in payload[depth : 2 * depth - 1] if n >= 0]
-    final_k = payload[-1]
-    tokens = payload[: len(path) + 1]
+    tree, depth, fields = layout.tree, layout.tree.depth, decision.fields
+    path = [n for n in payload[fields.path] if n >= 0]
+    final_k = payload[fields.final_k]
+    tokens = payload[fields.tokens][: len(path) + 1]
     zeros = [0] * tree.max_branch
     result = WalkResult(
         path,

@@ -10,11 +10,15 @@ import numpy as np
 import pandas as pd
 
 from resispec.report.compare import compare_all
+from resispec.verify.registry import methods
 
-#: method shown beside the paper's -> the note its rows carry
-BESIDE = {"optimal": "not in the paper: our optimal exact verifier (attains alpha* at every node)"}
 #: the paper methods (verifiers, possibly in a host: "sequoia+resispec") a row is added beside
 SOURCES = ("resispec", "specinfer")
+
+
+def beside_notes() -> dict[str, str]:
+    """Registered methods shown beside the paper's -> the note their rows carry (``Method.beside_note``)."""
+    return {m.name: m.beside_note for m in methods() if m.beside_note}
 
 
 def twin_method(method: str, ours: str) -> str | None:
@@ -40,9 +44,10 @@ def beside_cells(paper: pd.DataFrame, ours: str) -> pd.DataFrame:
 def beside_rows(
     paper: pd.DataFrame, tables: dict, *, reasons: dict | None = None, tree_aliases: dict | None = None
 ) -> pd.DataFrame:
-    """Comparison rows of every BESIDE method (``ours_only`` True, no ratio, no agreement)."""
+    """Comparison rows of every method shown beside the paper's (``beside_notes``): ``ours_only`` True,
+    no ratio, no agreement."""
     parts = []
-    for ours, note in BESIDE.items():
+    for ours, note in beside_notes().items():
         cells = beside_cells(paper, ours)
         if cells.empty:
             continue

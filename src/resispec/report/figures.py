@@ -11,9 +11,8 @@ from matplotlib.figure import Figure
 from resispec.report.bounds import ordered_methods, own_bound
 from resispec.report.compare import FP_KL_LEVEL, candidates
 from resispec.report.exactness import draws, kl_by_method
+from resispec.verify.registry import names
 
-#: verifiers that select among all k candidates at once: their per-position counts are no sequential trials
-NOT_SEQUENTIAL = ("optimal",)
 #: Figure 3's five disjoint parts of a step (``resispec.audit.statistics.TIME_PARTS``). The paper splits a
 #: step into drafting, target verification and ResiSpec shaping: its "target verification" is our target
 #: forward + verification + commit, its shaping our shaping (docs/reproduction-notes.md).
@@ -82,7 +81,7 @@ def figure1(frame: pd.DataFrame | None) -> Figure:
     """Acceptance rate of the i-th sibling candidate, one panel per method, one line per temperature."""
     pos = frame[frame["metric"].str.fullmatch(r"position_acceptance_\d+")] if frame is not None else None
     if pos is not None:  # a verifier that selects among all candidates at once has no sequential trials
-        pos = pos[~pos["method"].str.split("+").str[-1].isin(NOT_SEQUENTIAL)]
+        pos = pos[~pos["method"].str.split("+").str[-1].isin(names(sequential=False))]
     if pos is None or pos.empty:
         return placeholder("Figure 1", "no position_acceptance_{i} rows in results/tables/figure1.csv")
     pos = pos.assign(position=pos["metric"].str.rsplit("_", n=1).str[1].astype(int))

@@ -1,4 +1,4 @@
-"""The paper's numbers against the exact limit (issue 20): for every ResiSpec accepted length of the paper
+"""The paper's numbers against the exact limit: for every ResiSpec accepted length of the paper
 whose setting the paper's single-candidate number (Table 5, N = 1) constrains, the most any exact verifier
 can accept on that tree (`resispec.audit.tree_limits`), under each convention; the same audit on our own
 runs. One tidy frame, ``results/tables/paper_limits.csv`` (columns ``COLUMNS``).

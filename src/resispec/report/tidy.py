@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from resispec.verify.registry import names
+
 TIDY_COLUMNS = (
     "table",
     "target",
@@ -30,8 +32,6 @@ def _check_columns(frame: pd.DataFrame, required: tuple[str, ...], path: Path) -
         raise ValueError(f"{path}: missing columns {missing} (expected {list(required)})")
 
 
-#: Verifiers a host can be "augmented" with; any other verifier in a host's rows is the host's own.
-ADD_ONS = ("resispec", "ers", "optimal")
 BASELINE = "autoregressive"  #: the target alone, in every run: labelled as itself whatever the host
 
 
@@ -39,13 +39,16 @@ def method_label(host, verifier: str) -> str:
     """Report method id from the aggregator's (host, method) columns.
 
     No host or host 'specinfer', or the ``autoregressive`` baseline: the verifier itself. Otherwise
-    'host+verifier' for an add-on verifier (resispec, ers, optimal) and 'host' for the host's own verifier:
+    'host+verifier' for an add-on verifier (resispec, ers, optimal, a plugin's) and 'host' for a host's own
+    verifier (``Method.host_verifier``):
     (sequoia, sequoia) -> 'sequoia', (sequoia, resispec) -> 'sequoia+resispec', (eagle, sequoia) -> 'eagle'.
     """
     host = "" if host is None or (isinstance(host, float) and pd.isna(host)) else str(host)
     if host in ("", "specinfer") or verifier == BASELINE:
         return verifier
-    return f"{host}+{verifier}" if verifier in ADD_ONS else host
+    if verifier in names(host_verifier=True):  # the host's own verifier (``Method.host_verifier``)
+        return host
+    return f"{host}+{verifier}"
 
 
 def read_tidy(path: str | Path) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""Verdicts of computed paper cells (issue 14): ``agrees`` when the paper value lies inside our 95% interval
+"""Verdicts of computed paper cells: ``agrees`` when the paper value lies inside our 95% interval
 and that interval's half-width is at most ``HALF_WIDTH_LIMIT`` of our value; ``disagrees`` when it lies
 outside; ``inconclusive`` otherwise (a wider or missing interval, or one from fewer than ``MIN_PROMPTS``
 prompts). KL cells compare levels: ``agrees`` when both are at floating-point level (the 95% interval of
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 FP_KL_LEVEL = 1e-8  #: KL below this is "floating-point level" (the paper's Table 4 values are ~1e-10-1e-9)
-HALF_WIDTH_LIMIT = 0.10  #: an "agrees" needs a 95% half-width within 10% of our value (issue 14)
+HALF_WIDTH_LIMIT = 0.10  #: an "agrees" needs a 95% half-width within 10% of our value
 VERDICTS = ("agrees", "disagrees", "inconclusive")
 MIN_PROMPTS = 2  #: a bootstrap over one prompt gives a zero-width interval, which says nothing about spread
 

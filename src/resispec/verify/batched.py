@@ -23,6 +23,7 @@ three parts), so that a caller's timer can split shaping time without synchronis
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 
@@ -34,6 +35,7 @@ from .without_replacement import normalise, sequoia_accepted, sequoia_next_resid
 
 __all__ = [
     "BatchOutcome",
+    "RowSettings",
     "verify_rows",
     "acceptance_chain",
     "outcome_law",
@@ -197,6 +199,19 @@ def plan_ers_rows(target, draft, active, options=None, tick=None):
     return best
 
 
+@dataclass(frozen=True)
+class RowSettings:
+    """How a batched call runs, besides its rows: the method's ``options`` (ers iterations / damping /
+    tol / bins, resispec budget / order; checked against the method's option names), ``tick`` (a phase
+    timer's callback, see the module docstring; none by default) and ``host_planning`` (let a method with
+    a host planner, ``Method.host_planner``, plan row by row with host reads, cheaper on a CPU for one
+    row, instead of its fixed-shape batched plan)."""
+
+    options: dict | None = None
+    tick: Callable[[str], None] | None = None
+    host_planning: bool = False
+
+
 def verify_rows(
     method: str,
     target_probs: torch.Tensor,
@@ -204,24 +219,19 @@ def verify_rows(
     candidates: torch.Tensor,
     valid: torch.Tensor,
     generator: torch.Generator,
-    *,
-    options: dict | None = None,
-    tick: Callable[[str], None] | None = None,
-    per_node_optimal: bool = False,
+    settings: RowSettings | None = None,
 ) -> BatchOutcome:
     """Verify B nodes at once without host synchronisation with the registered ``method``; see the
     module docstring.
 
     target_probs, draft_probs: [B, V] (float32 or float64; ``optimal`` plans in float64); candidates:
-    long [B, k]; valid: bool [B, k]; ``options``: the method's options (ers iterations / damping / tol /
-    bins, resispec budget / order). ``per_node_optimal``: let a method with a host planner
-    (``Method.host_planner``, optimal) plan row by row with host reads (cheaper on a CPU for one row)
-    instead of its fixed-shape batched plan.
+    long [B, k]; valid: bool [B, k]; ``settings``: options, timer and host planning (``RowSettings``).
     """
+    settings = settings or RowSettings()
     entry = registry.get_method(method)
-    options = entry.check_options(options)
-    tick = (tick or no_tick) if entry.shaping else no_tick
-    host_plan = per_node_optimal and entry.host_planner
+    options = entry.check_options(settings.options)
+    tick = (settings.tick or no_tick) if entry.shaping else no_tick
+    host_plan = settings.host_planning and entry.host_planner
     return entry.verify_rows(
         target_probs, draft_probs, candidates, valid, generator, options, tick, host_plan
     )

@@ -95,6 +95,7 @@ class SpecInfer(_Sequential):
     """SpecInfer's multi-round rejection sampling: the greedy plan, candidates i.i.d. from q."""
 
     name, exact, draws = "specinfer", True, "with_replacement"
+    depends_on_k, host_verifier = False, True
     variants = {False: "sequoia"}
     chain = staticmethod(_specinfer_chain)
     sampler = samplers.SpecInferVerifier
@@ -104,6 +105,7 @@ class ERS(_Sequential):
     """Shaped residuals: the plan's future reach T chosen by fixed-point iterations (sequential.py)."""
 
     name, exact, draws, shaping = "ers", True, "with_replacement", True
+    every_run = True
     options = {
         "iterations": DEFAULT_ITERATIONS,
         "damping": DEFAULT_DAMPING,
@@ -118,6 +120,8 @@ class Optimal(_BuiltIn):
     """Perturbed-priority selection then a single-draft step (optimal.py): exact, attains alpha*."""
 
     name, exact, draws, host_planner = "optimal", True, "with_replacement", True
+    sequential, every_run = False, True
+    beside_note = "not in the paper: our optimal exact verifier (attains alpha* at every node)"
     sampler = samplers.OptimalVerifier
     law_of = staticmethod(optimal_law)
 
@@ -133,6 +137,7 @@ class ResiSpec(_HistoryLaw):
     """The paper's Algorithm 1 as printed (resispec.py): not exact."""
 
     name, exact, draws, shaping = "resispec", False, "with_replacement", True
+    depends_on_k = False
     options = {"budget": "local", "order": "decreasing_q"}
     chain = staticmethod(batched.resispec_chain)
     sampler = samplers.ResiSpecVerifier
@@ -144,6 +149,7 @@ class Sequoia(_HistoryLaw):
     """Recursive rejection sampling without replacement (without_replacement.py)."""
 
     name, exact, draws = "sequoia", True, "without_replacement"
+    depends_on_k, host_verifier = False, True
     variants = {True: "specinfer"}
     chain = staticmethod(batched.sequoia_chain)
     sampler = samplers.SequoiaVerifier
@@ -155,6 +161,7 @@ class Deterministic(_Chained):
     """EAGLE-2's verification of fixed drafts, the top-k of q (greedy.py)."""
 
     name, exact, draws = "deterministic", True, "deterministic"
+    depends_on_k, host_verifier = False, True
     chain = staticmethod(batched.deterministic_chain)
     sampler = samplers.DeterministicVerifier
     law_of = staticmethod(deterministic_law)
@@ -164,6 +171,7 @@ class Greedy(_BuiltIn):
     """Temperature 0: the emitted token is argmax p, a candidate is accepted iff it is that token."""
 
     name, exact, draws, temperature_zero = "greedy", False, "greedy", True
+    depends_on_k, host_verifier = False, True
     sampler = samplers.GreedyVerifier
     law_of = staticmethod(greedy_law)
 

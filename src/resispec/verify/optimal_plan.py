@@ -66,8 +66,9 @@ class OptimalPlan:
 
 
 def int_power(base: torch.Tensor | float, exponent: int) -> torch.Tensor | float:
-    """base ** exponent for an int exponent >= 0 by repeated squaring (float64 ``pow`` is ~50x slower
-    than a multiplication on the CPU); a Python float stays a float (the same float64 products)."""
+    """base ** exponent for an int exponent >= 0 by repeated squaring (float64 ``pow`` costs far more
+    than multiplications on a CPU; docs/reproduction-notes.md); a Python float stays a float (the same
+    float64 products)."""
     result, square = (torch.ones_like(base) if isinstance(base, torch.Tensor) else 1.0), base
     while exponent:
         if exponent & 1:

@@ -44,7 +44,15 @@ class Method:
     ``shaping``: its batched ``verify_rows`` reports "budgeting" / "redistribution" / "proxy" phases to a
     timer. ``host_planner``: it plans node by node with host reads, which the engine's level-by-level
     walk uses on a CPU (where host reads block nothing). ``temperature_zero``: the method decodes at
-    temperature 0 only (greedy), so it has no law to audit.
+    temperature 0 only (greedy), so it has no law to audit. ``sequential``: candidate i is tried only
+    after candidates 1..i-1 were rejected (so per-position counts are sequential trials; optimal selects
+    among all k at once). ``depends_on_k``: its decision on candidate i depends on how many candidates
+    follow (the pair profile measures it for every child count; the safe default for a new method).
+    ``host_verifier``: the verifier a host system ships with (SpecInfer's, Sequoia's, their
+    deterministic and greedy variants): a host's rows with it are labelled by the host alone, any
+    other method's as "host+method". ``every_run``: decoded in every run besides the sheet's methods
+    (the package's exact verifiers). ``beside_note``: not empty for a method of ours that the report
+    shows beside the paper's rows, with this note.
     """
 
     name: str = ""
@@ -55,6 +63,11 @@ class Method:
     shaping: bool = False
     host_planner: bool = False
     temperature_zero: bool = False
+    sequential: bool = True
+    depends_on_k: bool = True
+    host_verifier: bool = False
+    every_run: bool = False
+    beside_note: str = ""
 
     @property
     def replacement(self) -> bool | None:

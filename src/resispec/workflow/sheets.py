@@ -12,12 +12,10 @@ import jsonschema
 import yaml
 
 from resispec.decoding.arguments import tree_spec
-from resispec.verify.registry import method_pattern
+from resispec.verify.registry import method_pattern, names
 from resispec.workflow.config import ConfigError, schema_path, validator_with_defaults
 from resispec.workflow.plugins import load_plugins
 
-ALWAYS_METHODS = ("ers", "optimal", "autoregressive")  # every run: exact residual shaping, the optimal
-# exact verifier and the target alone (the baseline)
 NUMERIC_COLUMNS = {"temperature": float, "num_prompts": int}
 # Table ids a sheet may fill: report.tidy.TABLES less `audit` (made from every run, not from a sheet); kept
 # here so that reading sheets (every Snakemake start) does not import the report stage (pandas).
@@ -150,7 +148,9 @@ def load_sheet(path: str | Path, config: dict[str, Any]) -> list[dict[str, Any]]
 
 def row_methods(row: dict[str, Any]) -> list[str]:
     methods = row["methods"].split(",")
-    return methods + [m for m in ALWAYS_METHODS if m not in methods]
+    # every run: the methods marked ``every_run`` (ers, optimal) and the target alone (the baseline)
+    always = (*names(every_run=True), "autoregressive")
+    return methods + [m for m in always if m not in methods]
 
 
 def available_prompts(config: dict[str, Any]) -> dict[str, int]:
