@@ -95,17 +95,7 @@ def generate(  # noqa: PLR0913 (the public entry point: keyword-only documented 
     verifier = _verifier(method, temperature, verifier_options)
     compile_mode, verify_mode = compile_mode_for(compile_mode, device), verify_mode_for(verify_mode, device)
     capacity = max(run_capacity([len(prompt)], max_new_tokens, tree), capacity or 0)
-    drafter.configure(capacity=capacity, compile_mode=compile_mode)
-    drafter.reset()
-    target = new_target(
-        target_model,
-        tree,
-        device,
-        drafter.needs_target_features,
-        temperature,
-        capacity=capacity,
-        compile_mode=compile_mode,
-    )
+    target = _pair_on_caches(target_model, drafter, tree, temperature, capacity, compile_mode)
     start = time.perf_counter()
     drafter.update(prompt, (), target.prefill(prompt))
     loop = _Loop(target, drafter, verifier, tree, temperature, generator, audit_top, verify_mode)
@@ -121,6 +111,21 @@ def generate(  # noqa: PLR0913 (the public entry point: keyword-only documented 
         prompt_len=len(prompt),
         compile_mode=compile_mode,
         verify_mode=verify_mode,
+    )
+
+
+def _pair_on_caches(target_model, drafter, tree: Tree, temperature: float, capacity: int, compile_mode: str):
+    """The drafter configured and reset, and the target on static caches of ``capacity`` positions."""
+    drafter.configure(capacity=capacity, compile_mode=compile_mode)
+    drafter.reset()
+    return new_target(
+        target_model,
+        tree,
+        model_device(target_model),
+        drafter.needs_target_features,
+        temperature,
+        capacity=capacity,
+        compile_mode=compile_mode,
     )
 
 
@@ -147,17 +152,7 @@ def warm_up(
     prompt, tree, temperature, _ = generate_arguments(target_model, prompt, tree, temperature, 1, device)
     compile_mode = compile_mode_for(compile_mode, device)
     drafter = _as_drafter(draft)
-    drafter.configure(capacity=capacity, compile_mode=compile_mode)
-    drafter.reset()
-    target = new_target(
-        target_model,
-        tree,
-        device,
-        drafter.needs_target_features,
-        temperature,
-        capacity=capacity,
-        compile_mode=compile_mode,
-    )
+    target = _pair_on_caches(target_model, drafter, tree, temperature, capacity, compile_mode)
     target.prefill(prompt)
     target.forward_tree(prompt[-1:].repeat(tree.num_nodes))
     drafter.warm_up(tree, prompt)

@@ -102,6 +102,15 @@ def resolve(method: str, replacement: bool | None) -> Method:
     return get_method(entry.variants[replacement])
 
 
+def _checked_call(method, target_probs, draft_probs, num_candidates, replacement, options):
+    """A law call's checks: the pair, the number of candidates, the method (and its variant for
+    ``replacement``) and its options; returns (method object, k, options with defaults)."""
+    check_pair(target_probs, draft_probs)
+    num_candidates = check_num_candidates(num_candidates)
+    entry = resolve(method, replacement)
+    return entry, num_candidates, entry.check_options(options)
+
+
 def evaluate(
     method,
     target_probs,
@@ -114,10 +123,9 @@ def evaluate(
     **options,
 ) -> LawResult:
     """Law, acceptance and certified error; ``eps`` / ``max_histories`` bound the history recursion."""
-    check_pair(target_probs, draft_probs)
-    num_candidates = check_num_candidates(num_candidates)
-    entry = resolve(method, replacement)
-    options = entry.check_options(options)
+    entry, num_candidates, options = _checked_call(
+        method, target_probs, draft_probs, num_candidates, replacement, options
+    )
     target, draft = as_float64(target_probs, draft_probs)
     return entry.evaluate(target, draft, num_candidates, eps=eps, max_histories=max_histories, **options)
 
@@ -136,10 +144,9 @@ def estimate(
     """Like ``evaluate`` but for large vocabularies: sequoia / resispec from ``paths`` sampled rejection
     histories (unbiased law and acceptance; ``err`` is then the acceptance's standard error). Other
     methods are computed exactly (err 0)."""
-    check_pair(target_probs, draft_probs)
-    num_candidates = check_num_candidates(num_candidates)
-    entry = resolve(method, replacement)
-    options = entry.check_options(options)
+    entry, num_candidates, options = _checked_call(
+        method, target_probs, draft_probs, num_candidates, replacement, options
+    )
     if type(entry).estimate is Method.estimate:
         return evaluate(method, target_probs, draft_probs, num_candidates, replacement=replacement, **options)
     if generator is None:
