@@ -153,17 +153,8 @@ def _time(config, target, draft, drafter, ids, args, seed, prefill_s=0.0) -> run
     system, _, method, tree = config
     common = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "seed": seed}
     if system == "engine":
-        return runs.engine_generate(
-            target,
-            drafter,
-            ids,
-            method=method,
-            tree=tree,
-            prefill_s=prefill_s,
-            compile_mode=args.compile,
-            verify_mode=args.verify_mode,
-            **common,
-        )
+        run = runs.EngineRun(method, tree, compile_mode=args.compile, verify_mode=args.verify_mode, **common)
+        return runs.engine_generate(target, drafter, ids, run, prefill_s=prefill_s)
     if system == "autoregressive":
         return runs.autoregressive_generate(target, ids, compile_mode=args.compile, **common)
     return runs.hf_generate(target, ids, assistant=draft, **common)
