@@ -33,7 +33,7 @@ from resispec.bench.engine_report import GOALS, print_rows, summarise
 from resispec.bench.engine_runs import synthetic_pair
 from resispec.bench.overhead import cpu_overhead_lines
 from resispec.decoding.arguments import tree_spec
-from resispec.decoding.compiled import compile_mode_for, verify_mode_for
+from resispec.decoding.compiled import EngineModes, compile_mode_for, verify_mode_for
 from resispec.decoding.tree_specs import profile_methods, resolve
 
 __all__ = ["main", "run", "synthetic_pair", "GOALS", "DEFAULT_PAIR"]
@@ -109,8 +109,7 @@ def _profile(args, target, draft, drafter, prompts):
         temperatures=[args.temperature],
         methods=args.methods,
         settings=settings,
-        compile_mode=args.compile,
-        verify_mode=args.verify_mode,
+        modes=EngineModes(args.compile, args.verify_mode),
     )
 
 

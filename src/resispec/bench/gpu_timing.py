@@ -116,6 +116,7 @@ def auto_trees(
     """Tree ``auto`` per method (``auto-<method>``: Sequoia's hardware-aware tree for that verifier) from a
     pair profile measured here with the pass's ``compile_mode``; ``target`` / ``draft`` as the engine
     takes them."""
+    from resispec.decoding.compiled import EngineModes
     from resispec.decoding.drafters import ModelDrafter
     from resispec.decoding.pair_profile import measure_pair
     from resispec.decoding.tree_specs import resolve
@@ -128,7 +129,7 @@ def auto_trees(
         temperatures=[temperature],
         methods=methods,
         settings=AUTO_PROFILE,
-        compile_mode=compile_mode,
+        modes=EngineModes(compile_mode=compile_mode),
     )
     return {m: resolve(f"auto-{m}", profile=profile, temperature=temperature) for m in methods}
 
