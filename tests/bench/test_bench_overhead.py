@@ -4,13 +4,14 @@ arguments and the GPU goal lines, and the paper-shaped random pair (``resispec.b
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
 import torch
 
 from resispec.bench import gpu_pair, gpu_report, overhead
-from resispec.bench.engine_runs import engine_kwargs
+from resispec.bench.engine_runs import EngineRun, engine_kwargs
 from resispec.decoding.records import StepRecord
 
 
@@ -52,36 +53,19 @@ def test_verdict_needs_the_whole_interval_on_one_side(interval, expected):
 
 
 def test_compile_is_passed_only_when_generate_accepts_it():
-    def eager(target, draft, ids, *, method, tree, temperature, max_new_tokens, generator, eos_token_id): ...
+    """An engine without ``compile_mode=`` never gets it; ``stop_at_eos=False`` passes no EOS ids."""
 
-    def compiled(
-        target,
-        draft,
-        ids,
-        *,
-        method,
-        tree,
-        temperature,
-        max_new_tokens,
-        generator,
-        eos_token_id,
-        compile_mode=None,
-    ): ...
+    def eager(target, draft, ids, **options): ...
 
-    common = {
-        "method": "specinfer",
-        "tree": "d5b3",
-        "temperature": 1.0,
-        "max_new_tokens": 4,
-        "seed": 0,
-        "device": torch.device("cpu"),
-        "compile_mode": "reduce-overhead",
-    }
-    assert "compile_mode" not in engine_kwargs(eager, **common)
-    kwargs = engine_kwargs(compiled, **common, stop_at_eos=False)
+    def compiled(target, draft, ids, *, compile_mode=None, **options): ...
+
+    run = EngineRun("specinfer", "d5b3", 1.0, 4, 0, compile_mode="reduce-overhead")
+    cpu = torch.device("cpu")
+    assert "compile_mode" not in engine_kwargs(eager, run, cpu)
+    kwargs = engine_kwargs(compiled, replace(run, stop_at_eos=False), cpu)
     assert kwargs["compile_mode"] == "reduce-overhead" and kwargs["eos_token_id"] == []
-    assert "eos_token_id" not in engine_kwargs(compiled, **common)  # the model's EOS ends a generation
-    assert "compile_mode" not in engine_kwargs(compiled, **{**common, "compile_mode": None})
+    assert "eos_token_id" not in engine_kwargs(compiled, run, cpu)  # the model's EOS ends a generation
+    assert "compile_mode" not in engine_kwargs(compiled, replace(run, compile_mode=None), cpu)
 
 
 def _result(device: str, scale: str, spec_steps, opt_steps, forward) -> dict:

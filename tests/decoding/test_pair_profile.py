@@ -7,6 +7,7 @@ import torch
 
 from resispec.decoding import costs, profile, tree_search, trees
 from resispec.decoding.auto_tree import choose_tree
+from resispec.decoding.compiled import EngineModes
 from resispec.decoding.drafters import ModelDrafter
 from resispec.decoding.tree_specs import profile_methods, resolve
 from resispec.verify import acceptance_rate
@@ -137,7 +138,7 @@ def test_the_profile_times_the_engine_that_runs(
     settings = {"candidates": 2, "repeats": 2, "max_nodes": 2, "max_depth": 3}
     drafter, methods = ModelDrafter(draft_model), ["specinfer"]
 
-    def measure(**modes):
+    def measure(modes=None):
         return pair_profile.measure_pair(
             target_model,
             draft_model,
@@ -146,10 +147,10 @@ def test_the_profile_times_the_engine_that_runs(
             temperatures=[1.0],
             methods=methods,
             settings=settings,
-            **modes,
+            modes=modes,
         )
 
-    measured = measure(compile_mode="default", verify_mode="tree")
+    measured = measure(EngineModes("default", "tree"))
     assert eager_backend["stats"]["unique_graphs"] >= 2
     assert calls and max(calls) > 1 and len(syncs) >= 2 * len(calls) - 2  # batched rows, clocks after syncs
     path = tmp_path / "profile.json"

@@ -202,11 +202,16 @@ def synthetic_config() -> dict:
 @pytest.fixture(scope="module")
 def built_report(synthetic_results, synthetic_config, tmp_path_factory) -> dict:
     """The report built (without PDF) from the synthetic results: ``{"out": folder, "result": paths}``."""
-    from resispec.report import build_report
+    from resispec.report import ReportSources, build_report
 
     out = tmp_path_factory.mktemp("report")
     tables, nodes = synthetic_results["tables"], synthetic_results["nodes"]
     result = build_report(
-        tables, out / "figures", out / "reports", config=synthetic_config, audit=nodes, pdf=False
+        tables,
+        out / "figures",
+        out / "reports",
+        config=synthetic_config,
+        sources=ReportSources(audit=nodes),
+        pdf=False,
     )
     return {"out": out, "result": result}

@@ -28,44 +28,89 @@ def _num(text: str) -> float:
     return float(text.replace("$\\times$", "").strip())
 
 
+def _table1(f: list[str]) -> dict[tuple, float]:
+    key = ("table1", DATASETS[f[3]], float(f[2]), "d5b3")
+    names = ACC_THRU + [("resispec", "accepted_length_gain"), ("resispec", "speedup")]
+    return {(*key, method, metric): _num(value) for (method, metric), value in zip(names, f[4:], strict=True)}
+
+
+def _table2(f: list[str]) -> dict[tuple, float]:
+    names = ["accepted_length", "throughput", "accepted_length_gain", "speedup"]
+    return {
+        ("table2", None, 1.0, None, f[0].lower(), metric): _num(value)
+        for metric, value in zip(names, f[1:], strict=True)
+        if value != "–"
+    }
+
+
+def _table3(f: list[str]) -> dict[tuple, float]:
+    names = [
+        ("any", "verification_cost"),
+        ("resispec", "throughput"),
+        ("specinfer", "throughput"),
+        ("resispec", "speedup"),
+    ]
+    return {
+        ("table3", None, None, f[0], method, metric): _num(value)
+        for (method, metric), value in zip(names, f[1:], strict=True)
+    }
+
+
+def _table4(f: list[str], method: str) -> dict[tuple, float]:
+    """One row of KL values; ``method``: the row's, or the one above when its first cell is empty."""
+    return {
+        ("table4", DATASETS[f[1]], temperature, None, method, "kl"): _num(value)
+        for temperature, value in ((1.0, f[2]), (0.6, f[3]))
+    }
+
+
+def _table5(f: list[str]) -> dict[tuple, float]:
+    names = ["accepted_length", "marginal_gain", "efficiency"]
+    return {
+        ("table5", "cnn_dailymail", None, f"k{f[0]}d4", "specinfer", metric): _num(value)
+        for metric, value in zip(names, f[1:], strict=True)
+        if value != "-"
+    }
+
+
+def _table6(f: list[str]) -> dict[tuple, float]:
+    return {
+        ("table6", DATASETS[f[3]], float(f[2]), f[4], method, metric): _num(value)
+        for (method, metric), value in zip(ACC_THRU, f[5:], strict=True)
+    }
+
+
+def _row_table(f: list[str]) -> str | None:
+    """Which table a tab-separated row of the page belongs to (None: no table's)."""
+    if f[0] == "Llama-2-7B" and len(f) == 10 and f[1] == "JF68M":
+        return "table1"
+    if f[0] in ("Sequoia", "Sequoia+ResiSpec", "EAGLE", "EAGLE+ResiSpec") and len(f) == 5:
+        return "table2"
+    if re.fullmatch(r"d\d+b\d+", f[0]) and len(f) == 5:
+        return "table3"
+    if len(f) == 4 and re.fullmatch(r"[\d.]+e-\d+", f[2].strip()):
+        return "table4"
+    if len(f) == 4 and re.fullmatch(r"\d+", f[0]) and re.fullmatch(r"\d\.\d+", f[1]):
+        return "table5"
+    if f[0] == "Sheared-2.7B" and len(f) == 9:
+        return "table6"
+    return None
+
+
+ROW_PARSERS = {"table1": _table1, "table2": _table2, "table3": _table3, "table5": _table5, "table6": _table6}
+
+
 def parse_page(text: str) -> dict[tuple, float]:
     """(table, dataset, temperature, tree, method, metric) -> value, for every number of Tables 1-6."""
     cells: dict[tuple, float] = {}
-    lines = [line.split("\t") for line in text.splitlines()]
     kl_method = None
-    for f in lines:
-        if f[0] == "Llama-2-7B" and len(f) == 10 and f[1] == "JF68M":  # Table 1
-            key = ("table1", DATASETS[f[3]], float(f[2]), "d5b3")
-            names = ACC_THRU + [("resispec", "accepted_length_gain"), ("resispec", "speedup")]
-            for (method, metric), value in zip(names, f[4:], strict=True):
-                cells[(*key, method, metric)] = _num(value)
-        elif f[0] in ("Sequoia", "Sequoia+ResiSpec", "EAGLE", "EAGLE+ResiSpec") and len(f) == 5:  # Table 2
-            method = f[0].lower()
-            names = ["accepted_length", "throughput", "accepted_length_gain", "speedup"]
-            for metric, value in zip(names, f[1:], strict=True):
-                if value != "–":
-                    cells[("table2", None, 1.0, None, method, metric)] = _num(value)
-        elif re.fullmatch(r"d\d+b\d+", f[0]) and len(f) == 5:  # Table 3
-            names = [
-                ("any", "verification_cost"),
-                ("resispec", "throughput"),
-                ("specinfer", "throughput"),
-                ("resispec", "speedup"),
-            ]
-            for (method, metric), value in zip(names, f[1:], strict=True):
-                cells[("table3", None, None, f[0], method, metric)] = _num(value)
-        elif len(f) == 4 and re.fullmatch(r"[\d.]+e-\d+", f[2].strip()):  # Table 4
+    for f in (line.split("\t") for line in text.splitlines()):
+        table = _row_table(f)
+        if table == "table4":
             kl_method = f[0].strip().lower() or kl_method
-            for temperature, value in ((1.0, f[2]), (0.6, f[3])):
-                cells[("table4", DATASETS[f[1]], temperature, None, kl_method, "kl")] = _num(value)
-        elif len(f) == 4 and re.fullmatch(r"\d+", f[0]) and re.fullmatch(r"\d\.\d+", f[1]):  # Table 5
-            tree = f"k{f[0]}d4"
-            for metric, value in zip(["accepted_length", "marginal_gain", "efficiency"], f[1:], strict=True):
-                if value != "-":
-                    cells[("table5", "cnn_dailymail", None, tree, "specinfer", metric)] = _num(value)
-        elif f[0] == "Sheared-2.7B" and len(f) == 9:  # Table 6
-            for (method, metric), value in zip(ACC_THRU, f[5:], strict=True):
-                cells[("table6", DATASETS[f[3]], float(f[2]), f[4], method, metric)] = _num(value)
+            cells.update(_table4(f, kl_method))
+        elif table is not None:
+            cells.update(ROW_PARSERS[table](f))
     return cells
 
 

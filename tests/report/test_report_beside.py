@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from resispec.report import build_report
+from resispec.report import ReportSources, build_report
 from resispec.report.beside import beside_cells, paper_rows, twin_method
 from resispec.report.bounds import bound_findings
 from resispec.report.ours_only import AR_METRIC
@@ -69,7 +69,7 @@ def report(tmp_path_factory, synthetic_results, synthetic_config):
         out / "figures",
         out / "reports",
         config=synthetic_config,
-        audit=paths["nodes"],
+        sources=ReportSources(audit=paths["nodes"]),
         pdf=False,
     )
     return {"comparison": pd.read_csv(result["comparison"]), "html": result["html"].read_text(), **paths}

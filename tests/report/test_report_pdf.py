@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from resispec.report import build_report
+from resispec.report import ReportSources, build_report
 from resispec.report.latex import LATEX_APT
 
 pytestmark = pytest.mark.skipif(
@@ -22,7 +22,7 @@ def test_pdf_builds_with_every_table_and_figure(synthetic_results, synthetic_con
         tmp_path / "figures",
         tmp_path / "reports",
         config=synthetic_config,
-        audit=synthetic_results["nodes"],
+        sources=ReportSources(audit=synthetic_results["nodes"]),
     )
     assert result["pdf"] is not None, result["pdf_message"]
     data = result["pdf"].read_bytes()

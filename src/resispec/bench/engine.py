@@ -33,7 +33,7 @@ from resispec.bench.engine_report import GOALS, print_rows, summarise
 from resispec.bench.engine_runs import synthetic_pair
 from resispec.bench.overhead import cpu_overhead_lines
 from resispec.decoding.arguments import tree_spec
-from resispec.decoding.compiled import compile_mode_for, verify_mode_for
+from resispec.decoding.compiled import EngineModes, compile_mode_for, verify_mode_for
 from resispec.decoding.tree_specs import profile_methods, resolve
 
 __all__ = ["main", "run", "synthetic_pair", "GOALS", "DEFAULT_PAIR"]
@@ -109,8 +109,7 @@ def _profile(args, target, draft, drafter, prompts):
         temperatures=[args.temperature],
         methods=args.methods,
         settings=settings,
-        compile_mode=args.compile,
-        verify_mode=args.verify_mode,
+        modes=EngineModes(args.compile, args.verify_mode),
     )
 
 
@@ -153,17 +152,8 @@ def _time(config, target, draft, drafter, ids, args, seed, prefill_s=0.0) -> run
     system, _, method, tree = config
     common = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "seed": seed}
     if system == "engine":
-        return runs.engine_generate(
-            target,
-            drafter,
-            ids,
-            method=method,
-            tree=tree,
-            prefill_s=prefill_s,
-            compile_mode=args.compile,
-            verify_mode=args.verify_mode,
-            **common,
-        )
+        run = runs.EngineRun(method, tree, compile_mode=args.compile, verify_mode=args.verify_mode, **common)
+        return runs.engine_generate(target, drafter, ids, run, prefill_s=prefill_s)
     if system == "autoregressive":
         return runs.autoregressive_generate(target, ids, compile_mode=args.compile, **common)
     return runs.hf_generate(target, ids, assistant=draft, **common)

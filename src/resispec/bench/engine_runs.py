@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import time
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import torch
@@ -113,35 +114,44 @@ def autoregressive_generate(
     return Timed(len(out.tokens), out.wall_s, max(len(out.steps), 1))
 
 
-def engine_kwargs(
-    generate,
-    *,
-    method: str,
-    tree,
-    temperature: float,
-    max_new_tokens: int,
-    seed: int,
-    device: torch.device,
-    compile_mode: str | None,
-    verify_mode: str | None = None,
-    stop_at_eos: bool = True,
-) -> dict:
-    """Every keyword argument the benchmarks (``bench engine``, ``bench gpu``) pass to the engine's
-    ``generate``: the ONE place to wire in its new options (a cache kind, ...) after a merge.
+@dataclass(frozen=True)
+class EngineRun:
+    """One engine generation as the benchmarks (``bench engine``, ``bench gpu``) ask for it: the
+    verifier ``method`` on ``tree`` at ``temperature``, ``max_new_tokens`` new tokens from a
+    ``torch.Generator`` seeded with ``seed``; ``compile_mode`` / ``verify_mode``: the engine's options
+    (None: its default for the device); ``stop_at_eos=False``: fixed step counts (``eos_token_id=[]``)."""
+
+    method: str
+    tree: object  # a Tree or a tree name
+    temperature: float
+    max_new_tokens: int
+    seed: int
+    compile_mode: str | None = None
+    verify_mode: str | None = None
+    stop_at_eos: bool = True
+
+
+#: the 0-token run whose wall time is the prefill (``engine_prefill``)
+PREFILL_RUN = EngineRun(method="specinfer", tree="d4b2", temperature=1.0, max_new_tokens=0, seed=0)
+
+
+def engine_kwargs(generate, run: EngineRun, device: torch.device) -> dict:
+    """Every keyword argument the benchmarks pass to the engine's ``generate`` for ``run`` (its generator
+    on ``device``): the ONE place to wire in its new options (a cache kind, ...) after a merge.
     ``compile_mode`` / ``verify_mode`` are passed only when given and when this engine's ``generate``
     accepts them (checked with inspect.signature), so the benchmarks run on engines with and without
-    them. ``stop_at_eos=False``: fixed step counts (``eos_token_id=[]``)."""
+    them."""
     kwargs = {
-        "method": method,
-        "tree": tree,
-        "temperature": temperature,
-        "max_new_tokens": max_new_tokens,
-        "generator": torch.Generator(device=device).manual_seed(seed),
+        "method": run.method,
+        "tree": run.tree,
+        "temperature": run.temperature,
+        "max_new_tokens": run.max_new_tokens,
+        "generator": torch.Generator(device=device).manual_seed(run.seed),
     }
-    if not stop_at_eos:
+    if not run.stop_at_eos:
         kwargs["eos_token_id"] = []
     parameters = inspect.signature(generate).parameters
-    for key, value in (("compile_mode", compile_mode), ("verify_mode", verify_mode)):
+    for key, value in (("compile_mode", run.compile_mode), ("verify_mode", run.verify_mode)):
         if value is not None and key in parameters:
             kwargs[key] = value
     return kwargs
@@ -154,38 +164,13 @@ def compile_supported(generate=None) -> bool:
     return "compile_mode" in inspect.signature(generate).parameters
 
 
-def engine_generate(
-    target,
-    drafter,
-    ids,
-    *,
-    method: str,
-    tree,
-    max_new_tokens: int,
-    temperature: float,
-    seed: int,
-    prefill_s: float = 0.0,
-    compile_mode: str | None = None,
-    verify_mode: str | None = None,
-) -> Timed:
+def engine_generate(target, drafter, ids, run: EngineRun, *, prefill_s: float = 0.0) -> Timed:
     """The tree engine on one prompt, with the same seed per prompt as every other system; ``prefill_s``:
-    the prompt's prefill (``engine_prefill``), left out of the overhead sums; ``compile_mode`` /
-    ``verify_mode``: the engine's options (None = its default for the device)."""
+    the prompt's prefill (``engine_prefill``), left out of the overhead sums."""
     from resispec.bench.overhead import PARTS, overhead_sums, steady_steps
     from resispec.decoding.engine import generate
 
-    kwargs = engine_kwargs(
-        generate,
-        method=method,
-        tree=tree,
-        temperature=temperature,
-        max_new_tokens=max_new_tokens,
-        seed=seed,
-        device=ids.device,
-        compile_mode=compile_mode,
-        verify_mode=verify_mode,
-    )
-    out = generate(target, drafter, ids, **kwargs)
+    out = generate(target, drafter, ids, **engine_kwargs(generate, run, ids.device))
     split = tuple(sum(getattr(s, f"time_{part}_s", 0.0) for s in out.steps) for part in PARTS)
     overhead = overhead_sums(steady_steps(out, prefill_s))
     return Timed(len(out.tokens), out.wall_s, len(out.steps), split, overhead)
@@ -197,18 +182,8 @@ def engine_prefill(
     """Wall seconds of a 0-token generation of ``ids``: the prefill the engine's wall time includes."""
     from resispec.decoding.engine import generate
 
-    kwargs = engine_kwargs(
-        generate,
-        method="specinfer",
-        tree="d4b2",
-        temperature=1.0,
-        max_new_tokens=0,
-        seed=0,
-        device=ids.device,
-        compile_mode=compile_mode,
-        verify_mode=verify_mode,
-    )
-    return generate(target, drafter, ids, **kwargs).wall_s
+    run = replace(PREFILL_RUN, compile_mode=compile_mode, verify_mode=verify_mode)
+    return generate(target, drafter, ids, **engine_kwargs(generate, run, ids.device)).wall_s
 
 
 def synthetic_pair(root, vocab=4096, hidden=256, layers=8, draft_layers=2, seed=0) -> tuple[str, str]:

@@ -13,7 +13,7 @@ import time
 import numpy as np
 import torch
 
-from resispec.bench.engine_runs import engine_kwargs
+from resispec.bench.engine_runs import EngineRun, engine_kwargs
 from resispec.bench.overhead import PARTS, share_interval, steady_steps, step_seconds
 from resispec.decoding.kv_cache import cache_kwargs
 
@@ -116,6 +116,7 @@ def auto_trees(
     """Tree ``auto`` per method (``auto-<method>``: Sequoia's hardware-aware tree for that verifier) from a
     pair profile measured here with the pass's ``compile_mode``; ``target`` / ``draft`` as the engine
     takes them."""
+    from resispec.decoding.compiled import EngineModes
     from resispec.decoding.drafters import ModelDrafter
     from resispec.decoding.pair_profile import measure_pair
     from resispec.decoding.tree_specs import resolve
@@ -128,7 +129,7 @@ def auto_trees(
         temperatures=[temperature],
         methods=methods,
         settings=AUTO_PROFILE,
-        compile_mode=compile_mode,
+        modes=EngineModes(compile_mode=compile_mode),
     )
     return {m: resolve(f"auto-{m}", profile=profile, temperature=temperature) for m in methods}
 
@@ -164,18 +165,16 @@ def engine_config(
     from resispec.decoding.engine import generate
 
     def run(tokens: int):
-        kwargs = engine_kwargs(
-            generate,
-            method=method,
-            tree=tree,
-            temperature=settings["temperature"],
-            max_new_tokens=tokens,
-            seed=settings["seed"],
-            device=prompt.device,
+        request = EngineRun(
+            method,
+            tree,
+            settings["temperature"],
+            tokens,
+            settings["seed"],
             compile_mode=settings["compile"],
             stop_at_eos=False,
         )
-        return generate(target, draft, prompt, **kwargs)
+        return generate(target, draft, prompt, **engine_kwargs(generate, request, prompt.device))
 
     run(settings["warmup_tokens"])
     out = run(settings["new_tokens"])
@@ -208,18 +207,16 @@ def prefill_seconds(target, draft, prompt, *, tree, settings: dict) -> float:
     from resispec.decoding.engine import generate
 
     def run():
-        kwargs = engine_kwargs(
-            generate,
-            method="specinfer",
-            tree=tree,
-            temperature=settings["temperature"],
-            max_new_tokens=0,
-            seed=settings["seed"],
-            device=prompt.device,
+        request = EngineRun(
+            "specinfer",
+            tree,
+            settings["temperature"],
+            0,
+            settings["seed"],
             compile_mode=settings["compile"],
             stop_at_eos=False,
         )
-        return generate(target, draft, prompt, **kwargs).wall_s
+        return generate(target, draft, prompt, **engine_kwargs(generate, request, prompt.device)).wall_s
 
     run()
     return statistics.median(run() for _ in range(3))

@@ -86,6 +86,17 @@ def _prefill(model, cache, prompt: torch.Tensor, dtype) -> torch.Tensor:
     return out.logits[0, -1]
 
 
+def _prompt(input_ids: torch.Tensor, max_new_tokens: int, device: torch.device) -> torch.Tensor:
+    """``input_ids`` (long [L] or [1, L]) as one prompt [L] on ``device``; ValueError for a negative
+    ``max_new_tokens`` or an empty prompt."""
+    if max_new_tokens < 0:
+        raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens!r}")
+    prompt = input_ids.reshape(-1).to(device)  # [L]
+    if len(prompt) == 0:
+        raise ValueError(f"input_ids must hold one non-empty sequence, got shape {tuple(input_ids.shape)}")
+    return prompt
+
+
 @torch.no_grad()
 def sample(
     target_model: torch.nn.Module,
@@ -104,12 +115,8 @@ def sample(
     cache's size (default the prompt plus ``max_new_tokens``; a run passes its longest). Step records time
     the target forward (``time_target_s``) and the draw (``time_verify_s``).
     """
-    if max_new_tokens < 0:
-        raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens!r}")
     device = model_device(target_model)
-    prompt = input_ids.reshape(-1).to(device)  # [L]
-    if len(prompt) == 0:
-        raise ValueError(f"input_ids must hold one non-empty sequence, got shape {tuple(input_ids.shape)}")
+    prompt = _prompt(input_ids, max_new_tokens, device)  # [L]
     compile_mode = compile_mode_for(compile_mode, device)
     needed = len(prompt) + max_new_tokens
     cache = static_cache(target_model, "target", max(needed, capacity or 0))

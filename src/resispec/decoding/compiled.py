@@ -18,6 +18,7 @@ capacity that fits, so CUDA graphs see the same buffers every time.
 from __future__ import annotations
 
 import weakref
+from dataclasses import dataclass
 
 import torch
 
@@ -28,6 +29,7 @@ __all__ = [
     "VERIFY_MODES",
     "compile_mode_for",
     "verify_mode_for",
+    "EngineModes",
     "static_cache",
     "maybe_compile",
     "decided_once",
@@ -60,6 +62,22 @@ def compile_mode_for(mode: str | None, device: torch.device) -> str:
 def verify_mode_for(mode: str | None, device: torch.device) -> str:
     """The verification mode to use on ``device`` (``None`` / ``"auto"``: AUTO_VERIFY, else ``"path"``)."""
     return _choose("verify_mode", mode, VERIFY_MODES, AUTO_VERIFY, device, "path")
+
+
+@dataclass(frozen=True)
+class EngineModes:
+    """The engine's ``compile_mode`` and ``verify_mode`` as a run asks for them (None / ``"auto"``: the
+    device's choice), travelling together to whatever times the engine."""
+
+    compile_mode: str | None = None
+    verify_mode: str | None = None
+
+    def on(self, device: torch.device) -> dict[str, str]:
+        """Both modes resolved for ``device``: ``{"compile_mode": ..., "verify_mode": ...}``."""
+        return {
+            "compile_mode": compile_mode_for(self.compile_mode, device),
+            "verify_mode": verify_mode_for(self.verify_mode, device),
+        }
 
 
 def _state(model) -> dict:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import torch
 
 from resispec.decoding import costs
-from resispec.decoding.compiled import compile_mode_for, verify_mode_for
+from resispec.decoding.compiled import EngineModes
 from resispec.decoding.profile import PairProfile, acceptance_rows, pair_distributions, temperature_key
 
 log = logging.getLogger(__name__)
@@ -29,18 +29,13 @@ def measure_pair(
     temperatures: Sequence[float],
     methods: Sequence[str],
     settings: dict,
-    compile_mode: str | None = None,
-    verify_mode: str | None = None,
+    modes: EngineModes | None = None,
 ) -> PairProfile:
     """The pair profile of ``target`` with ``draft`` (a causal LM or an EAGLE head) and its ``drafter``;
     ``settings``: the config's ``profile`` section (candidates, repeats, max_nodes, max_depth);
-    ``compile_mode`` / ``verify_mode``: the engine's, as ``generate`` takes them (None: the device's)."""
+    ``modes``: the engine's compile and verify modes, as ``generate`` takes them (None: the device's)."""
     start = time.monotonic()
-    device = next(target.parameters()).device
-    modes = {
-        "compile_mode": compile_mode_for(compile_mode, device),
-        "verify_mode": verify_mode_for(verify_mode, device),
-    }
+    modes = (modes or EngineModes()).on(next(target.parameters()).device)
     acceptance, distributions = {}, None
     for index, temperature in enumerate(temperatures):
         pairs = list(pair_distributions(target, draft, contexts, float(temperature)))

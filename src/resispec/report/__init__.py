@@ -8,6 +8,7 @@ and ``figures_dir/*.{png,pdf}``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -17,7 +18,7 @@ from resispec.report import html as _html
 from resispec.report import latex as _latex
 from resispec.report.beside import beside_rows, paper_rows, with_beside
 from resispec.report.compare import compare_all
-from resispec.report.environment import collect_environment, environment_note
+from resispec.report.environment import RunSetup
 from resispec.report.findings import findings as _findings
 from resispec.report.glance import glance_html, glance_latex
 from resispec.report.models_table import model_rows, models_html
@@ -28,7 +29,14 @@ from resispec.report.robustness import read_variants, robustness_html, robustnes
 from resispec.report.tables import table_texts, write_tables
 from resispec.report.tidy import load_tables, models, read_nodes
 
-__all__ = ["build_report", "build_figures", "load_paper_values", "load_tables", "compare_all"]
+__all__ = [
+    "ReportSources",
+    "build_report",
+    "build_figures",
+    "load_paper_values",
+    "load_tables",
+    "compare_all",
+]
 
 
 def _paper_models(info: dict) -> str:
@@ -102,26 +110,38 @@ def _tables_and_figures(data: dict, out_dir: Path, figures_dir, redraw: bool) ->
     return table_texts(data["comparison"], data["info"]), existing_figures(figures_dir)
 
 
+@dataclass(frozen=True)
+class ReportSources:
+    """What the report reads beside the tidy tables; every field may be None.
+
+    ``audit``: per-node audit rows: a CSV, a folder of CSVs (``results/exactness/``), a list of either, or
+    None. ``variants``: every (budget, order) variant of resispec on audited nodes
+    (``results/exactness_variants/``: a CSV, a folder or a list), for the robustness table; None: none.
+    ``model_info``: the READY.json files of the run's models (the models table; None: none).
+    ``environment``: hardware and versions recorded by the run; None collects them where the report is
+    built. ``paper_values``: the paper's numbers (YAML; None: the packaged ``paper_values.yaml``).
+    """
+
+    audit: object = None
+    variants: object = None
+    model_info: object = None
+    environment: dict | None = None
+    paper_values: object = None
+
+
 def build_report(
     tables_dir,
     figures_dir,
     out_dir,
     *,
     config: dict,
-    audit=None,
-    environment: dict | None = None,
+    sources: ReportSources | None = None,
     pdf: bool = True,
-    paper_values=None,
     redraw: bool = True,
-    model_info=None,
-    variants=None,
 ) -> dict[str, Path | str | None]:
-    """Build ``report.html`` (and ``report.pdf``, ``comparison.csv``) in ``out_dir`` from the tidy tables.
+    """Build ``report.html`` (and ``report.pdf``, ``comparison.csv``) in ``out_dir`` from the tidy tables
+    and ``sources`` (``ReportSources``; None: the tables alone).
 
-    ``audit``: per-node audit rows: a CSV, a folder of CSVs (``results/exactness/``), a list of either, or
-    None. ``variants``: every (budget, order) variant of resispec on audited nodes
-    (``results/exactness_variants/``: a CSV, a folder or a list), for the robustness table; None: none.
-    ``environment``: hardware and versions recorded by the run; None collects them here.
     ``config['report']['reasons']`` maps 'table', 'table/method', 'table/host' or 'table/method/metric'
     to why those cells were not run; ``config['report']['tree_aliases']`` maps a paper tree to the tree
     our run used instead (e.g. ``{d5b3: d3b3}`` in a scaled-down test run). ``redraw=True`` draws the
@@ -129,7 +149,9 @@ def build_report(
     the figures a figures stage already wrote there and writes no table files. Returns paths of
     ``html``, ``comparison``, ``pdf`` (None when skipped) and ``pdf_message``.
     """
-    data = {**_inputs(tables_dir, audit, config, paper_values), "variants": read_variants(variants)}
+    sources = sources or ReportSources()
+    data = _inputs(tables_dir, sources.audit, config, sources.paper_values)
+    data["variants"] = read_variants(sources.variants)
     tables, nodes, comparison, info = data["tables"], data["nodes"], data["comparison"], data["info"]
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -137,20 +159,17 @@ def build_report(
     texts, figure_paths = _tables_and_figures(data, out_dir, figures_dir, redraw)
     found = _findings(comparison, tables, nodes)
     our_models = models(pd.concat(list(tables.values()), ignore_index=True) if tables else None)
-    note = environment_note(environment, config)
     context = _html.build_context(
         tables=_table_sections(texts, info, tables),
         figures=figure_paths,
         findings=found,
         nodes=nodes,
-        config=config,
-        environment=environment or collect_environment(),
-        environment_note=note,
+        setup=RunSetup.of(config, sources.environment),
         our_models=our_models,
-        paper_source=load_raw(paper_values).get("source", ""),
+        paper_source=load_raw(sources.paper_values).get("source", ""),
         glance=glance_html(comparison),
     )
-    context.update(_sections(data, model_info))
+    context.update(_sections(data, sources.model_info))
     html_path = out_dir / "report.html"
     html_path.write_text(_html.render_html(context), encoding="utf-8")
     result = {"html": html_path, "comparison": out_dir / "comparison.csv", "pdf": None}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from resispec.report import build_report
+from resispec.report import ReportSources, build_report
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -43,8 +43,9 @@ def main(argv: list[str] | None = None) -> int:
         args.figures,
         args.out,
         config=_load_mapping(args.config, "--config") or {},
-        audit=args.audit_nodes,
-        environment=_load_mapping(args.environment, "--environment"),
+        sources=ReportSources(
+            audit=args.audit_nodes, environment=_load_mapping(args.environment, "--environment")
+        ),
         pdf=not args.no_pdf,
         redraw=not args.no_redraw,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from dataclasses import dataclass
 from importlib import metadata
 
 PACKAGES = ("resispec", "torch", "transformers", "numpy", "scipy", "pandas", "matplotlib", "snakemake")
@@ -69,3 +70,18 @@ def environment_note(environment: dict | None, config: dict) -> str:
     if described is not None and recorded != described:
         return f"Recorded by run {recorded!r}, not by the run this report describes ({described!r})."
     return f"Recorded by run {recorded!r} where it ran."
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """What the report's last sections show: the run's ``config``, the hardware and versions
+    (``environment``) and the ``note`` above them saying whose record it is."""
+
+    config: dict
+    environment: dict
+    note: str
+
+    @classmethod
+    def of(cls, config: dict, environment: dict | None = None) -> RunSetup:
+        """``environment``: the run's record; None collects it here (and the note says so)."""
+        return cls(config, environment or collect_environment(), environment_note(environment, config))

@@ -12,6 +12,7 @@ import pandas as pd
 import yaml
 
 from resispec.report.captions import caption, read_captions
+from resispec.report.environment import RunSetup
 from resispec.report.exactness import exact_law
 from resispec.report.tables import fmt_number, table_title
 
@@ -85,15 +86,14 @@ def build_context(
     figures: dict,
     findings: dict,
     nodes: pd.DataFrame | None,
-    config: dict,
-    environment: dict,
-    environment_note: str,
+    setup: RunSetup,
     our_models: str,
     paper_source: str,
     glance: str = "",
 ) -> dict:
-    """Template context. ``tables``: dicts with name, html, notes, paper_models, our_models; ``glance``: the
-    at-a-glance block shown above everything else (``resispec.report.glance``)."""
+    """Template context. ``tables``: dicts with name, html, notes, paper_models, our_models; ``setup``: the
+    run's config and hardware record; ``glance``: the at-a-glance block shown above everything else
+    (``resispec.report.glance``)."""
     in_tables = {name for names in TABLE_FIGURES.values() for name in names}
     audit_names = ("audit_scatter", "audit_kl")
     for table in tables:
@@ -109,9 +109,9 @@ def build_context(
         "audit_figures": [_figure(n, figures[n]) for n in audit_names if n in figures],
         "audit_table": audit_summary_html(nodes),
         "findings": findings,
-        "config_yaml": yaml.safe_dump(config, sort_keys=False, default_flow_style=False),
-        "environment": environment,
-        "environment_note": environment_note,
+        "config_yaml": yaml.safe_dump(setup.config, sort_keys=False, default_flow_style=False),
+        "environment": setup.environment,
+        "environment_note": setup.note,
         "our_models": our_models,
         "paper_source": paper_source,
         "glance": glance,

@@ -31,6 +31,7 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     import torch
 
+    from resispec.decoding.compiled import EngineModes
     from resispec.decoding.pair_profile import measure_pair
     from resispec.decoding.session import check_tokenizers, load_drafter
     from resispec.models.loading import load_model
@@ -57,7 +58,7 @@ def run(args) -> int:
             temperatures=args.temperatures,
             methods=args.methods,
             settings=options,
-            compile_mode=settings.get("compile", "auto"),
+            modes=EngineModes(compile_mode=settings.get("compile", "auto")),
         )
     profile.meta.update(
         target=str(target_dir), draft=str(draft_dir), device=device, dtype=dtype, host=platform.node()

@@ -43,7 +43,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from resispec.report import build_report
+    from resispec.report import ReportSources, build_report
 
     out_dir = Path(args.html).parent
     environment = json.loads(Path(args.environment).read_text()) if args.environment else None
@@ -52,10 +52,12 @@ def run(args) -> int:
         args.figures,
         out_dir,
         config=args.config,
-        audit=list(args.nodes) or None,
-        environment=environment,
-        model_info=args.models,
-        variants=list(args.variants) or None,
+        sources=ReportSources(
+            audit=list(args.nodes) or None,
+            variants=list(args.variants) or None,
+            model_info=args.models,
+            environment=environment,
+        ),
     )
     if Path(result["html"]).resolve() != Path(args.html).resolve():
         Path(result["html"]).replace(args.html)
