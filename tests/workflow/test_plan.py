@@ -10,7 +10,7 @@ from workflow_helpers import REPO
 
 from resispec.workflow import plan
 from resispec.workflow.config import load_configs
-from resispec.workflow.sheets import expand_jobs, group_runs
+from resispec.workflow.sheets import expand_jobs, group_baselines, group_runs
 
 PAPER = [str(REPO / "config" / "config.yaml"), str(REPO / "config" / "paper.yaml")]
 LLAMA_2_7B_PARAMS = 6_738_415_616  # the published parameter count of Llama-2-7B (norm weights included)
@@ -19,8 +19,9 @@ LLAMA_2_7B_PARAMS = 6_738_415_616  # the published parameter count of Llama-2-7B
 @pytest.fixture(scope="module")
 def paper():
     config = load_configs(PAPER)
-    runs = group_runs(expand_jobs(config, REPO))
-    return config, runs, plan.plan(config, plan.GPUS["a100-40gb"], runs)
+    jobs = expand_jobs(config, REPO)
+    runs, baselines = group_runs(jobs), group_baselines(jobs)
+    return config, runs, plan.plan(config, plan.GPUS["a100-40gb"], runs, baselines)
 
 
 def test_model_sizes_follow_the_published_shapes(paper):
@@ -46,6 +47,17 @@ def test_every_run_has_a_decode_plan_that_fits_the_gpu(paper):
     d5b3 = decode["cnn_dailymail_T1_d5b3_llama-2-7b_jf68m_n200"]
     assert weights_7b / 1555 < d5b3.step_s < weights_7b / 1555 + plan.STEP_OVERHEAD_S + 0.01
     assert d5b3.steps == 200 * len(runs[d5b3.job]["methods"]) * 128
+
+
+def test_each_baseline_is_planned_once_with_the_target_alone(paper):
+    """A baseline job per (target, dataset, temperature, prompts): one token per forward of the target."""
+    _, runs, jobs = paper
+    baselines = {job.job: job for job in jobs if job.rule == "baseline"}
+    assert set(baselines) == {run["baseline"] for run in runs.values()} and len(baselines) < len(runs)
+    weights_7b = LLAMA_2_7B_PARAMS * 2 / 1e9
+    cnn = baselines["cnn_dailymail_T1_llama-2-7b_n200"]
+    assert weights_7b / 1555 < cnn.step_s < weights_7b / 1555 + plan.STEP_OVERHEAD_S + 0.001
+    assert cnn.steps == 200 * 128
 
 
 def test_paper_resources_cover_the_plan(paper):

@@ -8,7 +8,10 @@ import re
 import shutil
 
 import pytest
-from workflow_helpers import FAIL_ONCE_RUN, TABLES, TEST_CONFIG, snakemake
+from workflow_helpers import FAIL_ONCE_RUN, REPO, TABLES, TEST_CONFIG, outputs_manifest, snakemake
+
+from resispec.workflow.config import load_configs
+from resispec.workflow.sheets import expand_jobs, group_baselines, group_runs
 
 pytestmark = pytest.mark.slow
 EXACT = {"specinfer", "sequoia", "ers", "first_candidate"}  # first_candidate: the example plugin
@@ -51,7 +54,7 @@ def test_every_table_has_every_job(run_dir):
 def test_records_say_their_pass_and_machine(run_dir):
     """Timing records in results/raw, audit-pass records apart; both name device, host and threads."""
     results = run_dir / ".test" / "results"
-    for folder, name in (("raw", "timing"), ("audit", "audit")):
+    for folder, name in (("raw", "timing"), ("baseline", "timing"), ("audit", "audit")):
         for path in sorted((results / folder).glob("*.jsonl")):
             for record in map(json.loads, path.read_text().splitlines()):
                 assert record["pass"] == name and record["device"] == "cpu", path
@@ -59,6 +62,28 @@ def test_records_say_their_pass_and_machine(run_dir):
     rows = read_table(run_dir, "table4")
     assert all(float(r["mean"]) == 0 for r in rows if r["metric"] == "audit_replay_mismatches")
     assert any(r["metric"] == "kl" for r in rows) and any(r["metric"] == "kl_lumped" for r in rows)
+
+
+def test_a_reader_sees_what_they_saw_before_the_work_was_shared(run_dir):
+    """The report's sections, figures and paper tables, and the metrics of every (table, row, method),
+    are the ones the `.test` run gave before each baseline was decoded once for the runs that share it
+    (tests/workflow/data/test_outputs.json, written by `outputs_manifest` from that run)."""
+    expected = json.loads((REPO / "tests" / "workflow" / "data" / "test_outputs.json").read_text())
+    found = outputs_manifest(run_dir / ".test")
+    for key in expected:
+        assert found[key] == expected[key], key
+
+
+def test_each_baseline_is_decoded_once_for_every_run_that_shares_it(run_dir):
+    """One autoregressive timing pass per (target, dataset, temperature, prompts); no run decodes it."""
+    results = run_dir / ".test" / "results"
+    for path in sorted((results / "raw").glob("*.jsonl")):
+        assert all(json.loads(line)["method"] != "autoregressive" for line in path.read_text().splitlines())
+    config = load_configs([REPO / "config" / "config.yaml", REPO / ".test" / "config.yaml"])
+    jobs = expand_jobs(config, REPO)
+    runs, baselines = group_runs(jobs), group_baselines(jobs)
+    assert sorted(p.stem for p in (results / "baseline").glob("*.jsonl")) == sorted(baselines)
+    assert {run["baseline"] for run in runs.values()} == set(baselines) and len(baselines) < len(runs)
 
 
 def test_exact_methods_are_exact_and_below_alpha_star(run_dir):

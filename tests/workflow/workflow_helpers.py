@@ -68,3 +68,31 @@ def tiny_decoding_dir(root: Path, prompts: int, prompt_tokens: int, max_new_toke
     )
     write_prompts(root / "prompts.jsonl", out)
     return out
+
+
+def outputs_manifest(project: Path) -> dict:
+    """What a finished run shows a reader, by name: the report's sections, the figures and paper tables
+    under reports/, and the metrics of every (table, row, method) of the tidy tables (values aside; a
+    row's metric list is an index into ``metric_lists``)."""
+    import csv
+    import re
+
+    reports, tables = project / "reports", project / "results" / "tables"
+    metrics: dict[tuple, set] = {}
+    for path in sorted(tables.glob("*.csv")):
+        with open(path, newline="") as handle:
+            for r in csv.DictReader(handle):
+                key = (path.stem, r.get("row") or r.get("table", ""), r.get("method", ""))
+                metrics.setdefault(key, set()).add(r.get("metric") or r.get("convention", ""))
+    lists = sorted({tuple(sorted(m)) for m in metrics.values()})
+    jobs: dict[str, dict] = {}
+    for (table, row, method), names in sorted(metrics.items()):
+        jobs.setdefault(table, {}).setdefault(row, {})[method] = lists.index(tuple(sorted(names)))
+    html = (reports / "report.html").read_text()
+    return {
+        "report_sections": re.findall(r"<h[23][^>]*>([^<]*)", html),
+        "figures": sorted(p.name for p in (reports / "figures").iterdir()),
+        "paper_tables": sorted(p.name for p in (reports / "tables").iterdir()),
+        "metric_lists": [list(m) for m in lists],
+        "tidy_jobs": jobs,
+    }

@@ -10,7 +10,7 @@ from resispec.corpora import DATA_DIR_ENV, local_path
 from resispec.decoding.tree_specs import profile_methods
 from resispec.report.captions import read_captions
 from resispec.workflow.config import rule_settings, validate_config
-from resispec.workflow.sheets import expand_jobs, group_runs
+from resispec.workflow.sheets import expand_jobs, group_baselines, group_runs
 from resispec.workflow.steps.info import record_key
 from resispec.workflow.paths import WorkflowPaths
 
@@ -20,6 +20,7 @@ TABLE_JOBS = {}
 for _job in expand_jobs(config):
     TABLE_JOBS.setdefault(_job.table, []).append(_job)
 RUNS = group_runs([job for jobs in TABLE_JOBS.values() for job in jobs])
+BASELINES = group_baselines([job for jobs in TABLE_JOBS.values() for job in jobs])
 FULL_VOCAB_RUNS = {
     job.run
     for table in config["audit"]["full_vocab_tables"]
@@ -37,6 +38,7 @@ TABLES = sorted(TABLE_JOBS)
 
 wildcard_constraints:
     run="[A-Za-z0-9._-]+",
+    baseline="[A-Za-z0-9._-]+",
     table="[a-z0-9]+",
     model="[A-Za-z0-9._-]+",
     target="[A-Za-z0-9._-]+",
@@ -45,6 +47,10 @@ wildcard_constraints:
 
 def run_json(wildcards):
     return json.dumps(RUNS[wildcards.run], sort_keys=True)
+
+
+def baseline_json(wildcards):
+    return json.dumps(BASELINES[wildcards.baseline], sort_keys=True)
 
 
 def model_spec(name):
@@ -147,6 +153,14 @@ def decode_inputs(wildcards):
     return inputs
 
 
+def baseline_inputs(wildcards):
+    row = BASELINES[wildcards.baseline]
+    return {
+        "prompts": PATHS.prompts(row["target"], row["dataset"]),
+        "target": PATHS.model(row["target"]),
+    }
+
+
 def pair_needs(wildcards):
     """Temperatures and verifiers the pair profile of (target, draft) must cover."""
     runs = [
@@ -163,8 +177,10 @@ def pair_needs(wildcards):
 
 def table_inputs(wildcards):
     runs = sorted({job.run for job in TABLE_JOBS[wildcards.table]})
+    baselines = sorted({RUNS[run]["baseline"] for run in runs})
     return {
         "records": [PATHS.raw(run) for run in runs],
+        "baselines": [PATHS.baseline(baseline) for baseline in baselines],
         "audit_records": [PATHS.audit_records(run) for run in runs],
         "exactness": [PATHS.exactness(run) for run in runs],
     }
@@ -172,7 +188,10 @@ def table_inputs(wildcards):
 
 def table_jobs_json(wildcards):
     return json.dumps(
-        [dict(job.describe(), run=job.run) for job in TABLE_JOBS[wildcards.table]],
+        [
+            dict(job.describe(), run=job.run, baseline=job.baseline)
+            for job in TABLE_JOBS[wildcards.table]
+        ],
         sort_keys=True,
     )
 

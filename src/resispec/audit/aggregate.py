@@ -5,6 +5,8 @@ with its mean, 95% interval and count (`results/tables/{table}.csv`).
   over prompts; ``n`` is the number of prompts. Times are seconds per step, Figure 3's five disjoint
   parts (`statistics.TIME_PARTS`); a record without a part (written before the split) has no value for
   it, so ``n`` counts only the prompts that recorded it.
+- The autoregressive baseline's records come from the baseline the run shares with every run of its
+  target, dataset, temperature and prompts (a job's ``baseline``), and join the run's records.
 - Ratios to every other method of the same run, ``speedup_vs_{m}`` (throughput) and
   ``accepted_length_gain_vs_{m}``, are paired: ratio of sums over the prompts both decoded, bootstrap
   resampling the same prompts for both (`statistics.paired_ratio`); ``n`` is the number of prompts.
@@ -166,15 +168,20 @@ def _by_run(files, reader) -> dict[str, list[dict]]:
 
 
 def table_rows(
-    jobs: list[dict], record_files, node_files, settings: dict, audit_record_files=()
+    jobs: list[dict], record_files, node_files, settings: dict, audit_record_files=(), baseline_files=()
 ) -> list[dict]:
     """Tidy rows of every job of a table, from the timing records, exactness CSVs and audit-pass
-    records of its runs."""
+    records of its runs, and the records of the autoregressive baselines they share (a job's
+    ``baseline``: its records join the run's, paired by prompt like any method of the run)."""
     records, nodes = _by_run(record_files, read_records), _by_run(node_files, read_nodes)
-    audits = _by_run(audit_record_files, read_records)
+    audits, baselines = _by_run(audit_record_files, read_records), _by_run(baseline_files, read_records)
     out = []
     for job in jobs:
         run = records.get(job["run"], [])
+        if job.get("baseline") is not None:
+            if job["baseline"] not in baselines:
+                raise ValueError(f"aggregate: no baseline records {job['baseline']!r} for run {job['run']!r}")
+            run = [r for r in run if r["method"] != AUTOREGRESSIVE] + baselines[job["baseline"]]
         mine = [r for r in run if r["method"] == job["method"]]
         audited = [n for n in nodes.get(job["run"], []) if n["method"] == job["method"]]
         if not mine:

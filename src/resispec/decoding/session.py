@@ -92,27 +92,39 @@ class DecodeSession:
         log.info("tree %s: %d nodes; device %s, dtype %s", job["tree"], tree.num_nodes, device, dtype)
         return cls(job, settings, target, draft, tree)
 
+    @classmethod
+    def target_only(cls, job: dict, settings: dict, target_dir: Path) -> DecodeSession:
+        """A session of the target alone (an autoregressive baseline: no draft, no tree)."""
+        from resispec.models.loading import load_model
+
+        device, dtype = settings.get("device", "cpu"), settings.get("dtype", "float32")
+        target = load_model(target_dir, device=device, dtype=dtype)
+        log.info("target alone (autoregressive baseline); device %s, dtype %s", device, dtype)
+        return cls(job, settings, target, None, None)
+
     capacity: int | None = None  # the run's static-cache size (``prepare``)
 
     def prepare(self, prompts: list[dict]) -> None:
         """Size the caches once for the run (its longest prompt plus its generation, the tree on top:
-        every prompt then reuses the same caches and graphs, and both passes attend over the same width)
-        and build every compiled graph (``engine.warm_up``, the baseline's one-token step) before timing."""
+        every prompt then reuses the same caches and graphs, and both passes attend over the same width;
+        a baseline's has no tree) and build every compiled graph (``engine.warm_up``, the baseline's
+        one-token step) before timing."""
         from resispec.decoding.engine import run_capacity, warm_up
 
         longest = max(prompts, key=lambda p: len(p["input_ids"]) + int(p["max_new_tokens"]))
         self.capacity = run_capacity([len(longest["input_ids"])], int(longest["max_new_tokens"]), self.tree)
         input_ids = torch.tensor(longest["input_ids"], dtype=torch.long, device=self.device)
         compile_mode = self.settings.get("compile", "auto")
-        warm_up(
-            self.target_model,
-            self.draft,
-            input_ids,
-            tree=self.tree,
-            capacity=self.capacity,
-            compile_mode=compile_mode,
-            temperature=float(self.job["temperature"]),
-        )
+        if self.tree is not None:
+            warm_up(
+                self.target_model,
+                self.draft,
+                input_ids,
+                tree=self.tree,
+                capacity=self.capacity,
+                compile_mode=compile_mode,
+                temperature=float(self.job["temperature"]),
+            )
         if autoregressive.METHOD in self.job.get("methods", []):
             autoregressive.sample(
                 self.target_model,
@@ -165,7 +177,7 @@ class DecodeSession:
         """The raw per-prompt record of one decoded prompt (docs/architecture.md)."""
         if pass_name not in PASSES:
             raise ValueError(f"pass_name must be one of {PASSES}, got {pass_name!r}")
-        meta = {key: self.job[key] for key in RECORD_META}
+        meta = {key: self.job.get(key) for key in RECORD_META}  # a baseline has no draft and no tree
         record = output.to_record(prompt_id=prompt["prompt_id"], method=method, seed=seed, **meta)
         record.update({"pass": pass_name, **machine(self.device)})
         record["shaping_time_s"] = _shaping_times(output.steps)

@@ -31,7 +31,8 @@ from .samplers import RowVerifier
 # how a method's candidates are drawn from q: i.i.d., without replacement, or the fixed top-k of q
 DRAWS = ("with_replacement", "without_replacement", "deterministic", "greedy")
 NAME_PATTERN = r"[a-z][a-z0-9_-]*"  # no ',' (sheets list methods) nor '+' (the report's derived ids)
-RESERVED = ("autoregressive",)  # the target alone, a baseline of the decoding passes, not a verifier
+BASELINE = "autoregressive"  # the target alone, the baseline of the timing passes, not a verifier
+RESERVED = (BASELINE,)
 
 
 class Method:

@@ -25,7 +25,8 @@ def file_hash(path: str | Path | None) -> str | None:
 
 
 def run_fingerprint(command: str, args, **extra: Any) -> dict[str, Any]:
-    """The fingerprint of one decoding pass (`resispec decode` / `audit-decode` arguments ``args``)."""
+    """The fingerprint of one decoding pass (`resispec decode` / `audit-decode` / `baseline` arguments
+    ``args``; a baseline has no draft and no profile)."""
     settings = {k: v for k, v in args.settings.items() if k not in UNFINGERPRINTED_SETTINGS}
     return {
         "command": command,
@@ -34,8 +35,8 @@ def run_fingerprint(command: str, args, **extra: Any) -> dict[str, Any]:
         "threads": args.threads,
         "prompts_sha256": file_hash(args.prompts),
         "target_ready_sha256": file_hash(args.target),
-        "draft_ready_sha256": file_hash(args.draft),
-        "profile_sha256": file_hash(args.profile),
+        "draft_ready_sha256": file_hash(getattr(args, "draft", None)),
+        "profile_sha256": file_hash(getattr(args, "profile", None)),
         **extra,
     }
 

@@ -22,6 +22,10 @@ class WorkflowPaths:
     def raw(self, run: str = "{run}") -> str:
         return f"{self.results}/raw/{run}.jsonl"
 
+    def baseline(self, baseline: str = "{baseline}") -> str:
+        """Raw records of an autoregressive baseline's timing pass (`sheets.group_baselines`)."""
+        return f"{self.results}/baseline/{baseline}.jsonl"
+
     def audit(self, run: str = "{run}") -> str:
         return f"{self.results}/audit/{run}.pt"
 

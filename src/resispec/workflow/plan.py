@@ -135,26 +135,27 @@ def _seconds(flops: float, weight_bytes: float, gpu: Gpu) -> float:
 
 
 def decode_plan(run: dict, sizes: dict[str, ModelSize], settings: dict, gpu: Gpu) -> JobPlan:
-    """The needs of one decoding run (`resispec.workflow.sheets.group_runs`)."""
+    """The needs of one decoding run (`resispec.workflow.sheets.group_runs`), or of one autoregressive
+    baseline (`group_baselines`: the target alone, one token per forward, rule ``baseline``)."""
     nbytes = BYTES[settings["dtype"]]
     data = settings["data"]
-    target, draft = sizes[run["target"]], sizes[run["draft"]]
-    nodes, levels = tree_shape(run["tree"])
+    models = [sizes[run["target"]]] + ([sizes[run["draft"]]] if "draft" in run else [])
+    nodes, levels = tree_shape(run["tree"]) if "tree" in run else (1, 0)
     length = data["prompt_tokens"] + data["max_new_tokens"] + nodes
-    weights = (target.params + draft.params) * nbytes / 1e9
-    kv = _kv_gb(target, length, nbytes) + _kv_gb(draft, length, nbytes)
-    activations = _activations_gb(target, nodes, nbytes) + _activations_gb(draft, nodes, nbytes)
-    flops = 2 * nodes * (target.macs_per_token + draft.macs_per_token)
-    target_s = _seconds(2 * nodes * target.macs_per_token, target.params * nbytes, gpu)
-    draft_s = levels * _seconds(2 * nodes * draft.macs_per_token / levels, draft.params * nbytes, gpu)
-    step_s = target_s + draft_s + STEP_OVERHEAD_S
+    weights = sum(model.params for model in models) * nbytes / 1e9
+    kv = sum(_kv_gb(model, length, nbytes) for model in models)
+    activations = sum(_activations_gb(model, nodes, nbytes) for model in models)
+    flops = 2 * nodes * sum(model.macs_per_token for model in models)
+    step_s = _seconds(2 * nodes * models[0].macs_per_token, models[0].params * nbytes, gpu) + STEP_OVERHEAD_S
+    for draft in models[1:]:
+        step_s += levels * _seconds(2 * nodes * draft.macs_per_token / levels, draft.params * nbytes, gpu)
     steps = run["num_prompts"] * len(run["methods"]) * data["max_new_tokens"]
-    load_s = (target.checkpoint_gb + draft.checkpoint_gb) / LOAD_GBPS
+    load_s = sum(model.checkpoint_gb for model in models) / LOAD_GBPS
     return JobPlan(
-        "decode",
+        "decode" if len(models) > 1 else "baseline",
         run["run"],
         weights + kv + activations + CUDA_CONTEXT_GB,
-        weights + max(target.checkpoint_gb, draft.checkpoint_gb) + HOST_OVERHEAD_GB,
+        weights + max(model.checkpoint_gb for model in models) + HOST_OVERHEAD_GB,
         flops,
         step_s,
         steps,
@@ -168,8 +169,9 @@ def prepare_plan(name: str, size: ModelSize) -> JobPlan:
     return JobPlan("prepare_model", name, 0.0, HOST_OVERHEAD_GB, 0.0, 0.0, 0, minutes)
 
 
-def plan(config: dict, gpu: Gpu, runs: dict[str, dict]) -> list[JobPlan]:
-    """Every model job of `config` (validated; `runs` from `group_runs`): prepare_model, then decode."""
+def plan(config: dict, gpu: Gpu, runs: dict[str, dict], baselines: dict | None = None) -> list[JobPlan]:
+    """Every model job of `config` (validated; `runs` from `group_runs`, `baselines` from
+    `group_baselines`): prepare_model, then decode, then baseline."""
     used = sorted({run[key] for run in runs.values() for key in ("target", "draft")})
     unsupported = [
         name for name in used if not str(config["models"][name].get("source", "")).startswith("hf:")
@@ -178,15 +180,16 @@ def plan(config: dict, gpu: Gpu, runs: dict[str, dict]) -> list[JobPlan]:
         raise ValueError(f"--plan sizes hub models only; {unsupported} have no hf: source (train/eagle/tiny)")
     sizes = {name: model_size(name, config["models"][name]) for name in used}
     jobs = [prepare_plan(name, sizes[name]) for name in used]
-    return jobs + [decode_plan(runs[key], sizes, config, gpu) for key in sorted(runs)]
+    jobs += [decode_plan(runs[key], sizes, config, gpu) for key in sorted(runs)]
+    return jobs + [decode_plan(baselines[key], sizes, config, gpu) for key in sorted(baselines or {})]
 
 
 def recommended_resources(jobs: list[JobPlan]) -> dict[str, dict[str, int]]:
     """`resources.rules` for the config: the largest need of each rule, memory rounded up to 4 GB,
     runtime SAFETY times the estimate rounded up to 30 minutes."""
     rules: dict[str, dict[str, int]] = {}
-    for rule in ("prepare_model", "decode"):
-        mine = [job for job in jobs if job.rule == rule]
+    for rule, planned in (("prepare_model", ("prepare_model",)), ("decode", ("decode", "baseline"))):
+        mine = [job for job in jobs if job.rule in planned]  # a baseline has decode's resources
         if mine:
             host = max(job.host_gb for job in mine)
             minutes = max(MIN_RUNTIME, SAFETY * max(job.minutes for job in mine))
@@ -222,7 +225,7 @@ def format_plan(jobs: list[JobPlan], gpu: Gpu) -> str:
         lines.append("".join(cells))
     too_big = [job.job for job in jobs if job.gpu_gb > gpu.memory_gb] or "none"
     largest = max(job.gpu_gb for job in jobs)
-    decode_hours = sum(job.minutes for job in jobs if job.rule == "decode") / 60
+    decode_hours = sum(job.minutes for job in jobs if job.rule in ("decode", "baseline")) / 60
     lines.append(f"largest GPU need: {largest:.1f} GB; jobs over {gpu.name}: {too_big}")
     lines.append(f"total decode time: {decode_hours:.1f} GPU hours")
     lines.append(f"resources.rules for the config: {recommended_resources(jobs)}")

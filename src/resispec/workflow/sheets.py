@@ -12,7 +12,7 @@ import jsonschema
 import yaml
 
 from resispec.decoding.arguments import tree_spec
-from resispec.verify.registry import method_pattern, names
+from resispec.verify.registry import BASELINE, method_pattern, names
 from resispec.workflow.config import ConfigError, schema_path, validator_with_defaults
 from resispec.workflow.plugins import load_plugins
 
@@ -48,6 +48,13 @@ class Job:
         )
 
     @property
+    def baseline(self) -> str:
+        """The autoregressive baseline this job's run is paired with: it depends on the target, the
+        dataset, the temperature and the prompts, not on the tree or the draft (`group_baselines`)."""
+        row = self.row
+        return "_".join([row["dataset"], f"T{row['temperature']:g}", row["target"], f"n{self.num_prompts}"])
+
+    @property
     def key(self) -> str:
         return f"{self.run}/{self.method}"
 
@@ -57,10 +64,13 @@ class Job:
 
 
 RUN_KEYS = ("target", "draft", "dataset", "temperature", "tree")
+BASELINE_KEYS = ("target", "dataset", "temperature")
 
 
 def group_runs(jobs: list[Job]) -> dict[str, dict[str, Any]]:
-    """Decoding runs by id: the configuration shared by jobs and every method any table asks of it."""
+    """Decoding runs by id: the configuration shared by jobs and every method any table asks of it, but
+    the autoregressive baseline, which `group_baselines` decodes once for every run that shares it (each
+    run names its ``baseline``)."""
     runs: dict[str, dict[str, Any]] = {}
     for job in jobs:
         run = runs.setdefault(
@@ -69,12 +79,28 @@ def group_runs(jobs: list[Job]) -> dict[str, dict[str, Any]]:
                 "run": job.run,
                 **{k: job.row[k] for k in RUN_KEYS},
                 "num_prompts": job.num_prompts,
+                "baseline": job.baseline,
                 "methods": [],
             },
         )
-        if job.method not in run["methods"]:
+        if job.method not in run["methods"] and job.method != BASELINE:
             run["methods"].append(job.method)
     return runs
+
+
+def group_baselines(jobs: list[Job]) -> dict[str, dict[str, Any]]:
+    """Autoregressive baselines by id (`Job.baseline`): one timing pass of the target alone per (target,
+    dataset, temperature, prompts) that some table asks for, shared by every run of those settings."""
+    return {
+        job.baseline: {
+            "run": job.baseline,
+            **{k: job.row[k] for k in BASELINE_KEYS},
+            "num_prompts": job.num_prompts,
+            "methods": [BASELINE],
+        }
+        for job in jobs
+        if job.method == BASELINE
+    }
 
 
 def _sheet_schema() -> dict[str, Any]:
@@ -149,7 +175,7 @@ def load_sheet(path: str | Path, config: dict[str, Any]) -> list[dict[str, Any]]
 def row_methods(row: dict[str, Any]) -> list[str]:
     methods = row["methods"].split(",")
     # every run: the methods marked ``every_run`` (ers, optimal) and the target alone (the baseline)
-    always = (*names(every_run=True), "autoregressive")
+    always = (*names(every_run=True), BASELINE)
     return methods + [m for m in always if m not in methods]
 
 

@@ -19,6 +19,13 @@ def add_arguments(parser) -> None:
         "--records", nargs="+", type=existing_file, required=True, help="raw record JSONL files of the runs"
     )
     parser.add_argument(
+        "--baselines",
+        nargs="*",
+        type=existing_file,
+        default=[],
+        help="raw records of the autoregressive baselines the runs share (each job names its baseline)",
+    )
+    parser.add_argument(
         "--exactness", nargs="+", type=existing_file, required=True, help="exactness CSVs of the runs"
     )
     parser.add_argument(
@@ -37,7 +44,9 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from resispec.audit.aggregate import table_rows, write_table
 
-    rows = table_rows(args.jobs, args.records, args.exactness, args.settings, args.audit_records)
+    rows = table_rows(
+        args.jobs, args.records, args.exactness, args.settings, args.audit_records, args.baselines
+    )
     write_table(args.table, rows)
     log.info("wrote %d rows for %d jobs to %s", len(rows), len(args.jobs), args.table)
     return 0

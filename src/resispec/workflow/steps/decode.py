@@ -23,6 +23,7 @@ from resispec.workflow.steps.common import add_settings, model_dir, set_threads
 
 HELP = "timing pass of one decoding run: raw per-prompt records (JSONL), audit logging off"
 log = logging.getLogger(__name__)
+SEED_KEYS = ("target", "draft", "dataset", "temperature", "tree")
 WARMUP_PROMPTS = 1  # first calls pay one-off costs (allocator, lazy kernels, caches): one prompt absorbs them
 
 
@@ -65,8 +66,8 @@ def add_arguments(parser) -> None:
 
 def prompt_seed(base: int, job: dict, prompt_id: str) -> int:
     """A 63-bit seed from the base seed, the run's configuration and the prompt id (every method of the
-    run decodes the prompt from this seed)."""
-    keys = [str(base)] + [str(job[k]) for k in ("target", "draft", "dataset", "temperature", "tree")]
+    run decodes the prompt from this seed; a baseline's configuration has no draft and no tree)."""
+    keys = [str(base)] + [str(job[k]) for k in SEED_KEYS if k in job]
     digest = hashlib.sha256("|".join(keys + [prompt_id]).encode()).digest()
     return int.from_bytes(digest[:8], "little") >> 1
 
@@ -116,16 +117,9 @@ def log_progress(what: str, index: int, total: int, start: float) -> None:
     log.info("%s %d/%d done, ETA %.0f s", what, index, total, elapsed / index * (total - index))
 
 
-def run(args) -> int:
-    from resispec.decoding.session import DecodeSession
-    from resispec.workflow.fingerprint import run_fingerprint
-    from resispec.workflow.run_files import RunFiles
-
-    set_threads(args.threads)
-    job, settings = args.job, args.settings
-    prompts = run_prompts(args.prompts, job)
-    session = DecodeSession.open(job, settings, model_dir(args.target), model_dir(args.draft), args.profile)
-    files = RunFiles(args.records, fingerprint=run_fingerprint("decode", args))
+def timing_pass(session, job: dict, settings: dict, prompts: list[dict], files) -> None:
+    """Decode every (method, prompt) of ``job`` not yet in ``files``: the caches sized and the graphs built
+    first, one warm-up prompt per method discarded, then the methods interleaved per prompt; publish."""
     done = files.done()
     todo = interleaved(job["methods"], prompts, done)
     log.info(
@@ -148,4 +142,17 @@ def run(args) -> int:
         if index == 1:
             fail_once(settings, job)
     files.publish(job, prompts)
+
+
+def run(args) -> int:
+    from resispec.decoding.session import DecodeSession
+    from resispec.workflow.fingerprint import run_fingerprint
+    from resispec.workflow.run_files import RunFiles
+
+    set_threads(args.threads)
+    job, settings = args.job, args.settings
+    prompts = run_prompts(args.prompts, job)
+    session = DecodeSession.open(job, settings, model_dir(args.target), model_dir(args.draft), args.profile)
+    files = RunFiles(args.records, fingerprint=run_fingerprint("decode", args))
+    timing_pass(session, job, settings, prompts, files)
     return 0

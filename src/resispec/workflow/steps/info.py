@@ -67,10 +67,11 @@ def collect(run: dict | None = None) -> dict:
 def print_plan(args) -> int:
     from resispec.workflow.config import load_configs
     from resispec.workflow.plan import GPUS, format_plan, plan
-    from resispec.workflow.sheets import expand_jobs, group_runs
+    from resispec.workflow.sheets import expand_jobs, group_baselines, group_runs
 
     config = load_configs(args.configfile)
-    print(format_plan(plan(config, GPUS[args.gpu], group_runs(expand_jobs(config))), GPUS[args.gpu]))
+    jobs = expand_jobs(config)
+    print(format_plan(plan(config, GPUS[args.gpu], group_runs(jobs), group_baselines(jobs)), GPUS[args.gpu]))
     return 0
 
 
