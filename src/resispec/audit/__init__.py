@@ -6,17 +6,24 @@ intervals, per-prompt metrics) and the tidy tables (`aggregate`).
 May import: `resispec.verify`.
 """
 
-from resispec.audit.aggregate import table_rows, write_table
-from resispec.audit.exactness import exactness_rows, node_exactness
-from resispec.audit.statistics import bootstrap_ci, kl_divergence, summarise, total_variation
+import importlib
 
-__all__ = [
-    "bootstrap_ci",
-    "exactness_rows",
-    "kl_divergence",
-    "node_exactness",
-    "summarise",
-    "table_rows",
-    "total_variation",
-    "write_table",
-]
+_WHERE = {
+    "table_rows": "aggregate",
+    "write_table": "aggregate",
+    "exactness_rows": "exactness",
+    "node_exactness": "exactness",
+    "bootstrap_ci": "statistics",
+    "kl_divergence": "statistics",
+    "summarise": "statistics",
+    "total_variation": "statistics",
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    """The public names, imported when first used: a job that aggregates tables (numpy) does not import
+    the exactness check's verifiers (torch, scipy)."""
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)

@@ -13,7 +13,6 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from resispec.verify.registry import methods, names, unregister
 from resispec.workflow.config import ConfigError
 
 _LOADED: dict[str, tuple[str, ...]] = {}  # entry -> the methods it registered (a second load is a no-op)
@@ -42,6 +41,8 @@ def _import(entry: str):
 def load_plugin(entry: str) -> tuple[str, ...]:
     """Import one plugin; returns the names of the methods it registered. ConfigError naming the entry
     if it fails to import or registers no method."""
+    from resispec.verify.registry import methods, names  # torch: only a config with plugins pays it
+
     if entry in _LOADED:
         return _LOADED[entry]
     before = set(names())
@@ -65,6 +66,8 @@ def load_plugin(entry: str) -> tuple[str, ...]:
 
 def forget_plugin(entry: str) -> None:
     """Undo ``load_plugin`` (tests, notebooks): unregister its methods and drop its module."""
+    from resispec.verify.registry import unregister
+
     for name in _LOADED.pop(entry, ()):
         unregister(name)
     module = Path(entry).stem if entry.endswith(".py") else entry
