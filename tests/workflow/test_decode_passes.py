@@ -221,3 +221,19 @@ def test_a_draft_of_another_vocabulary_stops_before_any_decoding(run, monkeypatc
     with pytest.raises(ValueError, match=r"draft vocabulary: the draft scores 80 tokens, the target 258"):
         main(["decode", *common, "--records", str(records)])
     assert calls == [] and not records.exists()
+
+
+def test_bench_warm_up_prints_each_methods_first_steps_over_its_steady_step(run, capsys):
+    """`python -m resispec.bench warm_up` on the tiny pair: a row per method, its steady step in ms and
+    the first prompt's steps over it (what the timing pass's warm-up has to absorb)."""
+    from resispec.bench import warm_up
+
+    root = run["root"]
+    argv = ["--target", str(root / "t"), "--draft", str(root / "d"), "--prompts", str(root / "prompts.jsonl")]
+    argv += ["--num-prompts", "3", "--tree", "d3b2", "--threads", "1"]
+    argv += ["--methods", "specinfer,autoregressive"]
+    assert warm_up.main(argv) == 0
+    rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()[2:]}
+    assert set(rows) == {"specinfer", "autoregressive"}
+    for values in rows.values():
+        assert float(values[0]) > 0 and len(values) >= 2 and all(float(v) > 0 for v in values[1:])
