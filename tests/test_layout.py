@@ -183,3 +183,42 @@ def test_the_import_graph_sees_lazy_and_relative_imports():
     assert "resispec.decoding.walk" in edges["resispec.decoding.engine"]
     assert "resispec.verify" in edges["resispec.decoding.engine"]  # imported inside generate()
     assert "resispec.verify.checks" in edges["resispec.verify.bound"]  # relative import
+
+
+VERIFY_FAMILIES = ("sequential", "without_replacement", "resispec", "greedy", "optimal")
+VERIFY_SHARED = ("registry", "method_base", "samplers", "rows", "histories", "results", "checks", "batched")
+
+
+def _family(module: str) -> str | None:
+    parts = module.split(".")
+    return (
+        parts[2]
+        if len(parts) > 2 and parts[:2] == ["resispec", "verify"] and parts[2] in VERIFY_FAMILIES
+        else None
+    )
+
+
+def _reachable(edges: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for nxt in edges.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def test_verify_families_sit_above_the_shared_modules():
+    """Within verify/, the shared modules (registry, bases, row helpers, the engine's batched entry)
+    reach no family module, and a family imports no other family but ``sequential`` (whose
+    ``plan_step`` sequoia's steps use): so each family's code can live in its one module."""
+    edges = graph()
+    for shared in VERIFY_SHARED:
+        reached = {_family(m) for m in _reachable(edges, f"resispec.verify.{shared}")} - {None}
+        assert not reached, (shared, reached)
+    for module in MODULES:
+        family = _family(module)
+        if family is None:
+            continue
+        others = {_family(m) for m in edges[module]} - {None, family, "sequential"}
+        assert not others, (module, others)

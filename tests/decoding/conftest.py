@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from engine_helpers import tiny_llama
+from tiny_models import tiny_llama
 
 
 @pytest.fixture(autouse=True)

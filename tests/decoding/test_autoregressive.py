@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 import torch
-from engine_helpers import tiny_llama
 from scipy.stats import chisquare
+from tiny_models import tiny_llama
 
 from resispec.decoding import compiled
 from resispec.decoding.autoregressive import sample
@@ -46,23 +46,20 @@ def test_two_token_law_is_the_targets():
 
 
 def test_eos_stops_and_records_have_the_raw_format(target_model):
-    out = sample(
-        target_model,
-        PROMPT,
-        temperature=1.0,
-        max_new_tokens=20,
-        generator=torch.Generator().manual_seed(0),
-        eos_token_id=[],
-    )
+    def decode(eos_token_id):
+        generator = torch.Generator().manual_seed(0)
+        return sample(
+            target_model,
+            PROMPT,
+            temperature=1.0,
+            max_new_tokens=20,
+            generator=generator,
+            eos_token_id=eos_token_id,
+        )
+
+    out = decode([])
     stop = int(out.tokens[3])
-    again = sample(
-        target_model,
-        PROMPT,
-        temperature=1.0,
-        max_new_tokens=20,
-        generator=torch.Generator().manual_seed(0),
-        eos_token_id=stop,
-    )
+    again = decode(stop)
     assert again.tokens.tolist() == out.tokens[: out.tokens.tolist().index(stop) + 1].tolist()
     record = out.to_record(method="autoregressive")
     assert record["accepted_lengths"] == [1] * 20 and len(record["new_tokens"]) == 20

@@ -31,8 +31,8 @@ import zlib
 
 import pytest
 import torch
-from engine_helpers import tiny_llama
 from scipy.stats import chi2, chisquare, ncx2
+from tiny_models import tiny_llama
 
 from resispec.decoding import tree_specs, trees
 from resispec.decoding.drafters import EagleDrafter

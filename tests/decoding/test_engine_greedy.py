@@ -1,8 +1,10 @@
 """Greedy equivalence with model.generate, EOS / max-length stopping, records and the public API."""
 
+import functools
+
 import pytest
 import torch
-from engine_helpers import tiny_llama
+from tiny_models import tiny_llama
 
 from resispec.decoding import trees
 from resispec.decoding.drafters import ModelDrafter
@@ -34,30 +36,19 @@ def test_root_only_tree_decodes_autoregressively(target_model, draft_model, meth
     """`auto` picks the root-only tree when no speculation pays (tests/decoding/test_pair_profile.py):
     `generate` takes it, and each step commits the target's own token."""
     root_only = trees.Tree(parents=(-1,), name="auto")
-    out = generate(
+    decode = functools.partial(
+        generate,
         target_model,
         draft_model,
         PROMPT,
         method=method,
         tree=root_only,
-        temperature=0,
         max_new_tokens=6,
         eos_token_id=[],
-        verify_mode=verify_mode,
     )
+    out = decode(temperature=0, verify_mode=verify_mode)
     assert torch.equal(out.tokens, _reference(target_model, 6)) and out.accepted_lengths == [1] * 6
-    generator = torch.Generator().manual_seed(0)
-    sampled = generate(
-        target_model,
-        draft_model,
-        PROMPT,
-        method=method,
-        tree=root_only,
-        temperature=1.0,
-        max_new_tokens=6,
-        eos_token_id=[],
-        generator=generator,
-    )
+    sampled = decode(temperature=1.0, generator=torch.Generator().manual_seed(0))
     assert sampled.accepted_lengths == [1] * 6
 
 

@@ -7,7 +7,7 @@ import math
 
 import pytest
 import torch
-from engine_helpers import tiny_llama
+from tiny_models import tiny_llama
 
 from resispec.decoding import tree_specs, trees
 from resispec.decoding.arguments import SPEC_FORMS, output_vocab_size, tree_spec
@@ -16,7 +16,7 @@ from resispec.decoding.engine import generate
 from resispec.decoding.tree_specs import MAX_NODES
 from resispec.models import reduced_vocab
 
-VOCAB = 12  # tiny_llama's vocabulary (tests/decoding/engine_helpers.py)
+VOCAB = 12  # tiny_llama's vocabulary (tests/tiny_models.py)
 IDS = torch.tensor([1, 2, 3, 4])
 
 # (keyword arguments of generate, text the message must hold): each row one bad input

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from engine_helpers import tiny_llama
+from tiny_models import tiny_llama
 
 from resispec.decoding import target as target_module
 from resispec.decoding.target import head_reproduces, head_tolerance, new_target

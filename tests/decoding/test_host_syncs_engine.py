@@ -75,8 +75,7 @@ def test_one_host_sync_per_step(
         steps = per_step_events(monkeypatch, target_model, draft, method, TREES[tree](), verify_mode)
         # the planner's reads and the walk's early stop, beside the step's one copy of its decisions
         allowed = (
-            "resispec/verify/batched_optimal.py",
-            "resispec/verify/optimal",
+            "resispec/verify/optimal/",
             "resispec/decoding/walk.py",
         )
         extra = [e.where for s in steps for e in s if not e.where.startswith("resispec/decoding/engine.py")]

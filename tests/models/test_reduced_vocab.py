@@ -9,7 +9,7 @@ target's) is rejected with probability 0.98; the draft's own law (TV 0.81) alway
 import pytest
 import torch
 from scipy.stats import chisquare
-from transformers import LlamaConfig, LlamaForCausalLM
+from tiny_models import tiny_llama
 
 from resispec.decoding.engine import generate
 from resispec.decoding.profile import position_acceptance
@@ -25,33 +25,11 @@ SAMPLES = 500
 EXACT_TOL = 1e-12  # float64 laws
 
 
-def _llama(seed: int, vocab: int = VOCAB, init: float = 0.6) -> LlamaForCausalLM:
-    config = LlamaConfig(
-        vocab_size=vocab,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        initializer_range=init,
-        bos_token_id=0,
-        eos_token_id=None,
-        pad_token_id=0,
-        tie_word_embeddings=False,
-    )
-    torch.manual_seed(seed)
-    model = LlamaForCausalLM(config).eval()
-    model.generation_config.eos_token_id = None
-    model.generation_config.pad_token_id = 0
-    return model
-
-
 @pytest.fixture(scope="module")
 def pair():
-    draft = _llama(21)
+    draft = tiny_llama(21, VOCAB, init=0.6)
     reduced_vocab.attach(draft, KEPT, draft.lm_head.weight.detach()[KEPT])
-    return _llama(20), draft.eval()
+    return tiny_llama(20, VOCAB, init=0.6), draft.eval()
 
 
 def test_head_gives_minus_infinity_outside_its_vocabulary(pair):

@@ -156,3 +156,27 @@ def test_no_candidate_sentinel_is_the_batched_samplers():
     none = torch.zeros(1, 0, dtype=torch.long)
     out = verify_rows("specinfer", target, target, none, none.bool(), torch.Generator().manual_seed(0))
     assert int(out.accepted_index[0]) == NO_CANDIDATE == -1
+
+
+FAMILIES = {  # each built-in method's family: the module (or subpackage) that holds all its code
+    "specinfer": "resispec.verify.sequential",
+    "ers": "resispec.verify.sequential",
+    "optimal": "resispec.verify.optimal",
+    "resispec": "resispec.verify.resispec",
+    "sequoia": "resispec.verify.without_replacement",
+    "deterministic": "resispec.verify.greedy",
+    "greedy": "resispec.verify.greedy",
+}
+
+
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_a_built_in_is_defined_in_one_family_module(name):
+    """A built-in's Method class, per-node sampler, batched chain and law functions all live in its
+    family's module (a subpackage for optimal), not spread over sampler / batched / law modules."""
+    method = get_method(name)
+    pieces = [type(method), method.sampler]
+    pieces += [getattr(method, a, None) for a in ("chain", "law_of", "history_law", "history_estimate")]
+    modules = {piece.__module__ for piece in pieces if piece is not None}
+    family = FAMILIES[name]
+    assert all(m == family or m.startswith(family + ".") for m in modules), (name, modules)
+    assert names()[: len(FAMILIES)] == tuple(FAMILIES)  # the report's order is kept

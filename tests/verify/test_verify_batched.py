@@ -18,11 +18,11 @@ from scipy.stats import chisquare
 
 from resispec.bench.pairs import zipf_pair
 from resispec.verify import output_law
-from resispec.verify.batched import acceptance_chain, outcome_law, plan_ers_rows, verify_rows
-from resispec.verify.batched_optimal import plan_rows
+from resispec.verify.batched import acceptance_chain, outcome_law, verify_rows
 from resispec.verify.greedy import deterministic_law
-from resispec.verify.optimal import accept_probability, build_plan
-from resispec.verify.sequential import future_for
+from resispec.verify.optimal.batched import plan_rows
+from resispec.verify.optimal.law import accept_probability, build_plan
+from resispec.verify.sequential import future_for, plan_ers_rows
 
 ALPHA = 1e-3
 DRAWS = 4000

@@ -16,7 +16,7 @@ from resispec.verify import (
     get_verifier,
     output_law,
 )
-from resispec.verify.optimal import build_plan, two_step_law
+from resispec.verify.optimal.law import build_plan, two_step_law
 
 LAW_TOL = 1e-12  # exact laws in float64
 ACCEPT_TOL = 1e-9  # acceptances against the LP optimum (HiGHS at 1e-10 feasibility) and alpha*

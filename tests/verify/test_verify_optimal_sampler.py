@@ -9,7 +9,7 @@ from scipy.stats import chisquare
 
 from resispec.bench.pairs import zipf_pair
 from resispec.verify import alpha_star, get_verifier
-from resispec.verify.optimal import build_plan, select_position
+from resispec.verify.optimal.law import build_plan, select_position
 
 ALPHA = 1e-3  # significance of every chi-square test here
 DRAWS = 3000  # sampler calls per case (as in test_verify_samplers.py)

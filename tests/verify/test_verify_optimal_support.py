@@ -1,4 +1,4 @@
-"""``optimal``'s per-node verification planned on the draft's support (``batched_optimal.on_support``):
+"""``optimal``'s per-node verification planned on the draft's support (``optimal.batched.on_support``):
 a draft over a reduced vocabulary (q = 0 off its head) gives the full vocabulary's plan on the support,
 the q = 0 tokens' target mass lumped into one entry. Held against ``build_plan`` on the whole vocabulary
 (itself held to the LP oracle in ``test_verify_optimal.py``): the same selection law and alpha*, and the
@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from resispec.verify import batched_optimal
-from resispec.verify.batched_optimal import on_support, verify_optimal_per_node
-from resispec.verify.optimal import build_plan
+from resispec.verify.optimal import batched as batched_optimal
+from resispec.verify.optimal.batched import on_support, verify_optimal_per_node
+from resispec.verify.optimal.law import build_plan
 
 
 def _pair(generator, vocab: int, support: int, zeros: float = 0.2):

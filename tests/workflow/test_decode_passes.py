@@ -10,7 +10,7 @@ import socket
 
 import pytest
 import torch
-from workflow_helpers import tiny_decoding_dir
+from workflow_helpers import decode_args, tiny_decoding_dir
 
 from resispec.decoding.session import DecodeSession
 from resispec.workflow.commands import main
@@ -35,20 +35,7 @@ SETTINGS = {"seed": 3, "device": "cpu", "dtype": "float32", "audit": AUDIT}
 def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("passes")
     prompts = tiny_decoding_dir(root, prompts=5, prompt_tokens=12, max_new_tokens=10)
-    common = [
-        "--prompts",
-        str(root / "prompts.jsonl"),
-        "--target",
-        str(root / "t" / "READY.json"),
-        "--draft",
-        str(root / "d" / "READY.json"),
-        "--job",
-        json.dumps(JOB),
-        "--settings",
-        json.dumps(SETTINGS),
-        "--threads",
-        "1",
-    ]
+    common = decode_args(root, JOB, SETTINGS)
     calls = []
     original = DecodeSession.timing_prompt
     DecodeSession.timing_prompt = lambda self, m, p, s: (

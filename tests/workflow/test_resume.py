@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 from slurm_helpers import strip_timing
-from workflow_helpers import tiny_decoding_dir
+from workflow_helpers import decode_args, tiny_decoding_dir
 
 JOB = {
     "run": "resume-test",
@@ -37,27 +37,8 @@ def decode_cmd(root: Path, out: str, command: str = "decode") -> list[str]:
     audit = {"top_tokens": 16, "max_nodes": 40, "nodes_per_prompt": 4, "full_vocab_nodes": 2}
     settings = {"seed": 3, "device": "cpu", "dtype": "float32", "audit": audit}
     extra = ["--audit", str(root / f"{out}.pt")] if command == "audit-decode" else []
-    return [
-        sys.executable,
-        "-m",
-        "resispec",
-        command,
-        "--prompts",
-        str(root / "prompts.jsonl"),
-        "--target",
-        str(root / "t" / "READY.json"),
-        "--draft",
-        str(root / "d" / "READY.json"),
-        "--records",
-        str(root / f"{out}.jsonl"),
-        *extra,
-        "--job",
-        json.dumps(JOB),
-        "--settings",
-        json.dumps(settings),
-        "--threads",
-        "1",
-    ]
+    records = ["--records", str(root / f"{out}.jsonl")]
+    return [sys.executable, "-m", "resispec", command, *decode_args(root, JOB, settings), *records, *extra]
 
 
 def without_timings(path: Path) -> list[dict]:

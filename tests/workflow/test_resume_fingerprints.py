@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 from slurm_helpers import strip_timing
-from workflow_helpers import tiny_decoding_dir
+from workflow_helpers import decode_args, tiny_decoding_dir
 
 pytestmark = pytest.mark.slow
 
@@ -57,27 +57,8 @@ def command(root: Path, step: str, out: str, inputs: dict) -> list[str]:
     job.update({key: inputs[key] for key in ("draft", "tree", "methods")})
     settings = {"seed": inputs["seed"], "device": "cpu", "dtype": "float32", "audit": AUDIT}
     extra = ["--audit", str(root / f"{out}.pt")] if step == "audit-decode" else []
-    return [
-        sys.executable,
-        "-m",
-        "resispec",
-        step,
-        "--prompts",
-        str(root / inputs["prompts"]),
-        "--target",
-        str(root / "t" / "READY.json"),
-        "--draft",
-        str(root / inputs["draft"] / "READY.json"),
-        "--records",
-        str(root / f"{out}.jsonl"),
-        *extra,
-        "--job",
-        json.dumps(job),
-        "--settings",
-        json.dumps(settings),
-        "--threads",
-        "1",
-    ]
+    args = decode_args(root, job, settings, prompts=inputs["prompts"], draft=inputs["draft"])
+    return [sys.executable, "-m", "resispec", step, *args, "--records", str(root / f"{out}.jsonl"), *extra]
 
 
 def kill_after_first_record(cmd: list[str], partial: Path) -> None:

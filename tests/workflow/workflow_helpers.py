@@ -3,6 +3,7 @@ subprocess of this interpreter (so the package under test is the one it uses).""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -96,3 +97,25 @@ def outputs_manifest(project: Path) -> dict:
         "metric_lists": [list(m) for m in lists],
         "tidy_jobs": jobs,
     }
+
+
+def decode_args(
+    root: Path, job: dict, settings: dict, *, prompts: str = "prompts.jsonl", draft: str = "d"
+) -> list[str]:
+    """The inputs of `resispec decode` / `audit-decode` over a ``tiny_decoding_dir`` (prompts, target
+    ``t``, ``draft``, the job and settings as JSON, one thread); the caller adds ``--records`` (and
+    ``--audit``)."""
+    return [
+        "--prompts",
+        str(root / prompts),
+        "--target",
+        str(root / "t" / "READY.json"),
+        "--draft",
+        str(root / draft / "READY.json"),
+        "--job",
+        json.dumps(job),
+        "--settings",
+        json.dumps(settings),
+        "--threads",
+        "1",
+    ]

@@ -19,7 +19,7 @@ import torch
 
 from resispec.decoding.compiled import compile_mode_for, maybe_compile, static_cache
 from resispec.decoding.drafters import process_logits
-from resispec.decoding.kv_cache import cache_kwargs
+from resispec.decoding.kv_cache import cached_forward
 from resispec.decoding.records import GenerateOutput, StepRecord
 from resispec.decoding.static_cache import FixedMask, causal_mask
 from resispec.decoding.target import sync
@@ -54,18 +54,10 @@ def _next_token(logits: torch.Tensor, temperature: float, generator: torch.Gener
 def _token_step(model, cache):
     """The one-token forward over ``cache``: (input_ids [1, 1], position_ids [1, 1], mask [1, 1, 1, C])
     -> logits [V] (fixed shapes: one graph when compiled)."""
-    keyword = cache_kwargs(model, cache)
+    forward = cached_forward(model, cache, logits_to_keep=1)
 
     def step(input_ids, position_ids, mask):
-        out = model(
-            input_ids=input_ids,
-            attention_mask=mask,
-            position_ids=position_ids,
-            **keyword,
-            use_cache=True,
-            logits_to_keep=1,
-        )
-        return out.logits[0, -1]
+        return forward(input_ids, position_ids, mask).logits[0, -1]
 
     return step
 
@@ -74,14 +66,7 @@ def _prefill(model, cache, prompt: torch.Tensor, dtype) -> torch.Tensor:
     """The prompt's eager forward into ``cache``; returns the last position's logits [V]."""
     cache.write = torch.arange(len(prompt), device=prompt.device)
     mask = causal_mask(0, len(prompt), cache.capacity, dtype, prompt.device)
-    out = model(
-        input_ids=prompt[None],
-        attention_mask=mask,
-        position_ids=cache.write[None],
-        **cache_kwargs(model, cache),
-        use_cache=True,
-        logits_to_keep=1,
-    )
+    out = cached_forward(model, cache, logits_to_keep=1)(prompt[None], cache.write[None], mask)
     cache.length = len(prompt)
     return out.logits[0, -1]
 

@@ -6,7 +6,7 @@ import inspect
 
 import torch
 
-__all__ = ["cache_length", "cache_kwargs", "keep_positions", "crop_to"]
+__all__ = ["cache_length", "cache_kwargs", "cached_forward", "keep_positions", "crop_to"]
 
 
 def cache_kwargs(model, cache) -> dict:
@@ -14,6 +14,25 @@ def cache_kwargs(model, cache) -> dict:
     ``past_key_values`` (5.0-5.23, e.g. the 5.17 of a GPU image), read from the forward's signature, so
     that the engine runs on whatever release a machine has; a wrapper taking neither gets ``cache``."""
     return {_cache_keyword(type(model)): cache}
+
+
+def cached_forward(model, cache, **options):
+    """``model``'s forward over ``cache``: (input_ids [1, Q], position_ids [1, Q], mask) -> the model's
+    output, with ``use_cache`` on and ``options`` (``logits_to_keep``, ``output_hidden_states``) passed
+    on; the engine's target, drafter and autoregressive baseline all call their models through it."""
+    keyword = cache_kwargs(model, cache)
+
+    def forward(input_ids, position_ids, mask):
+        return model(
+            input_ids=input_ids,
+            attention_mask=mask,
+            position_ids=position_ids,
+            **keyword,
+            use_cache=True,
+            **options,
+        )
+
+    return forward
 
 
 _KEYWORDS: dict[type, str] = {}

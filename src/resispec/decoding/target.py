@@ -14,7 +14,7 @@ import torch
 
 from resispec.decoding.compiled import decided_once, maybe_compile, static_cache
 from resispec.decoding.drafters import process_logits
-from resispec.decoding.kv_cache import cache_kwargs
+from resispec.decoding.kv_cache import cached_forward
 from resispec.decoding.layout import TreeLayout, tree_layout
 from resispec.decoding.static_cache import StaticKV, causal_mask
 from resispec.decoding.tree_attention import model_dtype
@@ -88,14 +88,8 @@ class TargetModel:
         count = len(prompt) - 1
         self.cache.write = torch.arange(count, device=prompt.device)
         mask = causal_mask(0, count, self.cache.capacity, self.dtype, prompt.device)
-        out = self.model(
-            input_ids=prompt[None, :-1],
-            attention_mask=mask,
-            position_ids=self.cache.write[None],
-            **cache_kwargs(self.model, self.cache),
-            use_cache=True,
-            output_hidden_states=True,
-        )
+        forward = cached_forward(self.model, self.cache, output_hidden_states=True)
+        out = forward(prompt[None, :-1], self.cache.write[None], mask)
         self.cache.length = count
         hidden = out.hidden_states[-1][0]  # [P-1, H]
         head = self.model.get_output_embeddings()
@@ -169,32 +163,17 @@ def model_call(model, cache, head_usable: bool):
 
     decoder = model.get_decoder() if head_usable and hasattr(model, "get_decoder") else None
     if decoder is not None:  # the decoder's last hidden state is the one the head check passed on
-        decoder_cache = cache_kwargs(decoder, cache)
+        decoder_forward = cached_forward(decoder, cache)
 
         def decode(input_ids, position_ids, mask):
-            out = decoder(
-                input_ids=input_ids,
-                attention_mask=mask,
-                position_ids=position_ids,
-                **decoder_cache,
-                use_cache=True,
-            )
-            return out.last_hidden_state[0], None
+            return decoder_forward(input_ids, position_ids, mask).last_hidden_state[0], None
 
         return decode
 
-    model_cache = cache_kwargs(model, cache)
+    forward = cached_forward(model, cache, output_hidden_states=True, logits_to_keep=1 if head_usable else 0)
 
     def call(input_ids, position_ids, mask):
-        out = model(
-            input_ids=input_ids,
-            attention_mask=mask,
-            position_ids=position_ids,
-            **model_cache,
-            use_cache=True,
-            output_hidden_states=True,
-            logits_to_keep=1 if head_usable else 0,
-        )
+        out = forward(input_ids, position_ids, mask)
         return out.hidden_states[-1][0], None if head_usable else out.logits[0]
 
     return call

@@ -85,6 +85,24 @@ def training_chunks(target, target_dir, *, texts, token_ids, heldout, seq_len: i
     return TrainingData(chunks, list(heldout), tokenizer)
 
 
+def load_teacher(target_dir, opts, *, texts, token_ids, heldout, caller: str):
+    """The target of a training run, loaded in float32 on ``opts.device`` (a ``TrainOptions``), and its
+    ``TrainingData`` (``training_chunks`` of ``opts.seq_len`` tokens): (target, data)."""
+    from resispec.models.loading import load_model
+
+    target = load_model(target_dir, device=opts.device, dtype="float32")
+    data = training_chunks(
+        target,
+        target_dir,
+        texts=texts,
+        token_ids=token_ids,
+        heldout=heldout,
+        seq_len=opts.seq_len,
+        caller=caller,
+    )
+    return target, data
+
+
 def teacher_chunks(chunks: torch.Tensor, teacher_tokens: int, generator: torch.Generator) -> torch.Tensor:
     """The chunks the teacher labels: a seeded random subset of `teacher_tokens // S` rows of [N, S]
     (every corpus is sampled whatever the budget), all of them when the budget covers the corpus."""

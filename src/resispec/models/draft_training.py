@@ -20,10 +20,10 @@ from resispec.models.acceptance import measure_acceptances
 from resispec.models.compute import compute_ratio
 from resispec.models.distill import (
     TeacherTargets,
+    load_teacher,
     teacher_chunks,
     teacher_topk,
     tempered_loss,
-    training_chunks,
 )
 from resispec.models.draft_init import DraftArch, draft_config, init_from_target, init_random
 from resispec.models.reduced_vocab import CONFIG_KEY, ReducedVocabHead, attach, draft_vocabulary
@@ -134,18 +134,9 @@ def train_draft(
 
 
 def _train_draft(target_dir, out_dir, texts, token_ids, heldout, arch, max_ratio, opts) -> dict:
-    from resispec.models.loading import load_model
-
     start, load_start = time.monotonic(), machine_load()
-    target = load_model(target_dir, device=opts.device, dtype="float32")
-    chunks, heldout, tokenizer = training_chunks(
-        target,
-        target_dir,
-        texts=texts,
-        token_ids=token_ids,
-        heldout=heldout,
-        seq_len=opts.seq_len,
-        caller="train_draft",
+    target, (chunks, heldout, tokenizer) = load_teacher(
+        target_dir, opts, texts=texts, token_ids=token_ids, heldout=heldout, caller="train_draft"
     )
     generator = torch.Generator().manual_seed(opts.seed)
     draft, ratio = build_draft(target, arch, chunks, generator, max_ratio)
@@ -153,7 +144,7 @@ def _train_draft(target_dir, out_dir, texts, token_ids, heldout, arch, max_ratio
         "arch": asdict(arch),
         "shape": _shape(draft),
         "compute_ratio": ratio,
-        "options": _options_report(opts),
+        "options": opts.report(),
     }
     report["compute_ratio_ctx256"] = compute_ratio(draft.config, target.config, context_len=256)
     report["acceptance_before"] = acceptance_report(target, draft, heldout)
@@ -191,12 +182,6 @@ def _shape(draft) -> dict:
         "intermediate": config.intermediate_size,
         "vocab": rows,
     }
-
-
-def _options_report(opts: TrainOptions) -> dict:
-    options = asdict(opts)
-    options["temperatures"] = list(opts.temperatures)
-    return options
 
 
 def acceptance_report(target, draft, heldout) -> dict:

@@ -13,7 +13,6 @@ import json
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 
 import torch
@@ -22,10 +21,10 @@ from torch.nn import functional as F
 from resispec.models.acceptance import overlap, same_length_batches
 from resispec.models.distill import (
     TeacherTargets,
+    load_teacher,
     teacher_chunks,
     teacher_topk,
     tempered_loss,
-    training_chunks,
 )
 from resispec.models.eagle_head import EagleHead, new_eagle_head, save_eagle_head
 from resispec.models.reduced_vocab import ReducedVocabHead, draft_vocabulary
@@ -106,18 +105,9 @@ def train(
 
 
 def _train(target_dir, out_dir, texts, token_ids, heldout, vocab, opts: TrainOptions) -> dict:
-    from resispec.models.loading import load_model
-
     start, load_start = time.monotonic(), machine_load()
-    target = load_model(target_dir, device=opts.device, dtype="float32")
-    chunks, heldout, _ = training_chunks(
-        target,
-        target_dir,
-        texts=texts,
-        token_ids=token_ids,
-        heldout=heldout,
-        seq_len=opts.seq_len,
-        caller="train_eagle_head",
+    target, (chunks, heldout, _) = load_teacher(
+        target_dir, opts, texts=texts, token_ids=token_ids, heldout=heldout, caller="train_eagle_head"
     )
     generator = torch.Generator().manual_seed(opts.seed)
     head = new_eagle_head(target, generator, vocab and draft_vocabulary(target.config, chunks, vocab)).to(
@@ -126,7 +116,7 @@ def _train(target_dir, out_dir, texts, token_ids, heldout, vocab, opts: TrainOpt
     report = {
         "vocab": vocab,
         "compute_ratio": head_compute_ratio(head, target.config),
-        "options": _options(opts),
+        "options": opts.report(),
     }
     report["acceptance_before"] = _acceptance(target, head, heldout)
     teacher_start = time.monotonic()
@@ -174,12 +164,6 @@ def head_compute_ratio(head: EagleHead, target_config) -> float:
     macs = sum(m.weight.numel() for m in linears if m is not head.lm_head)
     macs += head.lm_head.weight.numel()
     return macs / per_token_macs(target_config)
-
-
-def _options(opts: TrainOptions) -> dict:
-    options = asdict(opts)
-    options["temperatures"] = list(opts.temperatures)
-    return options
 
 
 def _acceptance(target, head, heldout) -> dict:

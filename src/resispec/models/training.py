@@ -22,7 +22,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import torch
 
@@ -77,6 +77,10 @@ class TrainOptions:
     @property
     def train_tokens(self) -> int:
         return self.steps * self.batch_size * self.seq_len
+
+    def report(self) -> dict:
+        """The options as a training report's JSON object (temperatures as a list)."""
+        return {**asdict(self), "temperatures": list(self.temperatures)}
 
 
 LOSSES = ("kl", "tv", "kl+tv")

@@ -3,7 +3,8 @@
 Pure functions over ``target_probs`` / ``draft_probs``, one module per family, exact laws beside the
 samplers; imports nothing else of resispec (the decoding engine and the audit call it).
 
-Every method is one ``Method`` object in the registry (registry.py; the built-ins in builtins.py), and
+Every method is one ``Method`` object in the registry (registry.py): each built-in is defined in its
+family's module with its law, per-node and batched samplers (registered in order by builtins.py), and
 ``register`` adds one of your own (README, "Your own verifier"); ``certify`` checks that it is what it
 claims. ``METHODS``, ``EXACT_METHODS`` and ``VERIFIERS`` are read from the registry on each access.
 
@@ -17,7 +18,7 @@ Laws are computed in float64 from inputs renormalised to sum 1 (inputs may be of
 iterations (options ``bins``, ``iterations``, ``damping``, ``tol``); the law and the sampler use the same
 T, and any T is exact. ``ers``'s "never below specinfer" is guaranteed on the planned (binned) problem.
 
-``optimal`` (optimal.py) selects one candidate by perturbed priority and runs a single-draft speculative
+``optimal`` (optimal/) selects one candidate by perturbed priority and runs a single-draft speculative
 step on it: exact, and its acceptance equals alpha* (it plans in float64 on the full vocabulary, once per
 node, O(V log V)).
 

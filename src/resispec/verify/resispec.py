@@ -5,17 +5,27 @@ After rejecting x (only possible when q(x) > R(x)) the residual becomes r / Z wh
     redistribution:  r_x = 0, r_v = min(Z q(v), R(v)), then the deficit Z - sum r is filled over v != x
                      in ``order`` ("decreasing_q" as printed, "increasing_q", "index"), each up to R(v) - r_v
     proxy:           K = R - r + Z e_x and R <- (R - K)_+ / sum (R - K)_+ = r / sum r.
-All functions are batched over rejected tokens: residual [B, V], draft [B or 1, V], tokens [B].
+The step functions are batched over rejected tokens: residual [B, V], draft [B or 1, V], tokens [B].
+The per-node sampler (``ResiSpecVerifier``) and the batched chain (``resispec_chain``) run them; the
+law recurses over rejection histories; ``ResiSpec`` is the method's registry object.
 """
 
 from __future__ import annotations
 
+import time
+
 import torch
 
 from .histories import history_law, sampled_history_law
+from .method_base import HistoryLaw
+from .rows import ratio, value_at
+from .samplers import Verifier, VerifyOutcome, draw, uniform
 
 BUDGETS = ("local", "global")
 ORDERS = ("decreasing_q", "increasing_q", "index")
+# The fill order is needed only until the deficit is filled: a top-k prefix of this many tokens (ties
+# included) replaces the full sort of the vocabulary, with the full sort as the fallback
+FILL_PREFIX = 64
 
 
 def check_options(budget: str, order: str) -> None:
@@ -154,3 +164,93 @@ def resispec_estimate(
     return sampled_history_law(
         target_probs, draft_probs, num_candidates, transition, paths=paths, generator=generator
     )
+
+
+def resispec_chain(target, draft, candidates, valid, options, tick):
+    """The printed Algorithm 1 (``resispec.py``), one fill order (a sort of q) per row."""
+    budget = options.get("budget", "local")
+    order = options.get("order", "decreasing_q")
+    check_options(budget, order)
+    if order == "index":
+        perms = torch.arange(draft.shape[-1], device=draft.device).expand_as(draft)
+    else:
+        perms = fill_order(draft, order)  # [B, V]
+    tick("redistribution")
+    residual, probs = target, []
+    for i in range(candidates.shape[1]):
+        token, active = candidates[:, i], valid[:, i, None]
+        draft_at = value_at(draft, token)
+        probs.append(ratio(torch.minimum(value_at(residual, token), draft_at), draft_at))
+        tick("proxy")
+        budget_z = budget_mass(residual, draft, token, budget)  # [B]
+        tick("budgeting")
+        share = redistribute_rows(residual, draft, token, budget_z, perms)
+        tick("redistribution")
+        new = proxy_residual(residual, token, budget_z, share)
+        residual = torch.where(active, new, residual)
+        tick("proxy")
+    return probs, residual
+
+
+class ResiSpecVerifier(Verifier):
+    """The paper's Algorithm 1 as printed (not exact; see resispec.py)."""
+
+    method = "resispec"
+    draws = "with_replacement"
+
+    def __init__(self, *, validate: bool = True, **options):
+        super().__init__(validate=validate, **options)
+        self.budget = options.get("budget", "local")
+        self.order = options.get("order", "decreasing_q")
+        check_options(self.budget, self.order)
+        self._order_of: tuple[torch.Tensor, int, torch.Tensor] | None = None  # (draft, version, perm)
+
+    def _fill_order(self, draft: torch.Tensor) -> torch.Tensor:
+        """The fill order [V] (a sort of q) of the last draft seen, reused while the same tensor comes back
+        unchanged (version counter), as when the audit's Monte Carlo check verifies one node many times."""
+        cached = self._order_of
+        if cached is not None and cached[0] is draft and cached[1] == draft._version:
+            return cached[2]
+        perm = fill_order(draft, self.order)
+        self._order_of = (draft, draft._version, perm)
+        return perm
+
+    def _verify(self, target, draft, candidates, generator):
+        start = time.perf_counter()
+        residual = target.unsqueeze(0)  # [1, V]
+        perm = prefix = None  # the fill order (full sort) and its partial top-k prefix, built lazily
+        for index, token in enumerate(candidates):
+            if bool(uniform(target, generator) * draft[token] < residual[0, token]):
+                self._tick("proxy", start)
+                return VerifyOutcome(index, token)
+            start = self._tick("proxy", start)
+            tokens = torch.tensor([token], device=target.device)
+            budget_z = budget_mass(residual, draft, tokens, self.budget)
+            start = self._tick("budgeting", start)
+            share = None
+            if self.order == "decreasing_q":  # the deficit is almost always filled by the top-q tokens
+                if prefix is None:
+                    prefix = fill_prefix(draft, FILL_PREFIX)
+                share = redistribute_prefix(residual, draft, tokens, budget_z, prefix)
+            if share is None:
+                if perm is None:
+                    perm = self._fill_order(draft)
+                share = redistribute(residual, draft, tokens, budget_z, perm)
+            start = self._tick("redistribution", start)
+            residual = proxy_residual(residual, tokens, budget_z, share)
+            start = self._tick("proxy", start)
+        token = draw(residual[0], generator, target)
+        self._tick("proxy", start)
+        return VerifyOutcome(None, token)
+
+
+class ResiSpec(HistoryLaw):
+    """The paper's Algorithm 1 as printed: not exact."""
+
+    name, exact, draws, shaping = "resispec", False, "with_replacement", True
+    depends_on_k = False
+    options = {"budget": "local", "order": "decreasing_q"}
+    chain = staticmethod(resispec_chain)
+    sampler = ResiSpecVerifier
+    history_law = staticmethod(resispec_law)
+    history_estimate = staticmethod(resispec_estimate)

@@ -1,7 +1,9 @@
 """``sequoia``: recursive rejection sampling without replacement (greedy plan with q_i = q minus drawn).
 
 The residual after a rejection does not depend on which token was rejected, but the next draft law does,
-so the exact law needs the recursion over rejection histories of ``_histories.py``.
+so the exact law needs the recursion over rejection histories of ``histories.py``. The per-node
+sampler (``SequoiaVerifier``) and the batched chain (``sequoia_chain``) run the same steps
+(``sequoia_accepted``, ``sequoia_next_residual``); ``Sequoia`` is the method's registry object.
 """
 
 from __future__ import annotations
@@ -9,6 +11,9 @@ from __future__ import annotations
 import torch
 
 from .histories import history_law, sampled_history_law
+from .method_base import HistoryLaw
+from .rows import ratio, value_at, zero_at
+from .samplers import Verifier, VerifyOutcome, draw, uniform
 from .sequential import plan_step
 
 
@@ -68,3 +73,44 @@ def sequoia_estimate(target_probs, draft_probs, num_candidates, *, paths, genera
         generator=generator,
         final_residual=_final_residual,
     )
+
+
+def sequoia_chain(target, draft, candidates, valid, options, tick):
+    """Recursive rejection sampling without replacement: q_i is q with x_1..x_{i-1} removed."""
+    residual, current, probs = target, draft, []
+    for i in range(candidates.shape[1]):
+        token, active = candidates[:, i], valid[:, i, None]
+        accepted_mass = sequoia_accepted(residual, current)  # [B, V]
+        probs.append(ratio(value_at(accepted_mass, token), value_at(current, token)))
+        residual = torch.where(active, sequoia_next_residual(residual, accepted_mass), residual)
+        current = torch.where(active, normalise(zero_at(current, token)), current)
+    return probs, residual
+
+
+class SequoiaVerifier(Verifier):
+    """Recursive rejection sampling without replacement (candidates must be distinct)."""
+
+    method = "sequoia"
+    draws = "without_replacement"
+
+    def _verify(self, target, draft, candidates, generator):
+        residual, current = target, draft
+        for index, token in enumerate(candidates):
+            accepted = sequoia_accepted(residual, current)  # [V]
+            if bool(uniform(target, generator) * current[token] < accepted[token]):
+                return VerifyOutcome(index, token)
+            residual = sequoia_next_residual(residual, accepted)
+            current = remove_tokens(current.unsqueeze(0), torch.tensor([token], device=target.device))[0]
+        return VerifyOutcome(None, draw(residual, generator, target))
+
+
+class Sequoia(HistoryLaw):
+    """Recursive rejection sampling without replacement (without_replacement.py)."""
+
+    name, exact, draws = "sequoia", True, "without_replacement"
+    depends_on_k, host_verifier = False, True
+    variants = {True: "specinfer"}
+    chain = staticmethod(sequoia_chain)
+    sampler = SequoiaVerifier
+    history_law = staticmethod(sequoia_law)
+    history_estimate = staticmethod(sequoia_estimate)

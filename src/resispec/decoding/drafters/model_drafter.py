@@ -9,7 +9,7 @@ import torch
 from resispec.decoding.compiled import CAPACITY_QUANTUM, maybe_compile, static_cache
 from resispec.decoding.drafters.base import Drafter, DraftTree, process_logits
 from resispec.decoding.drafters.tree_drafting import draft_levels
-from resispec.decoding.kv_cache import cache_kwargs
+from resispec.decoding.kv_cache import cached_forward
 from resispec.decoding.layout import tree_layout
 from resispec.decoding.static_cache import causal_mask
 from resispec.decoding.tree_attention import model_dtype
@@ -55,18 +55,10 @@ class ModelDrafter(Drafter):
     def _runner(self, key, head_rows: int):
         """The forward (input_ids, position_ids, mask) -> logits [Q, V] (the last ``head_rows`` rows)."""
         model, cache = self.model, self.cache
-        keyword = cache_kwargs(model, cache)
+        forward = cached_forward(model, cache, logits_to_keep=head_rows)
 
         def call(input_ids, position_ids, mask):
-            out = model(
-                input_ids=input_ids,
-                attention_mask=mask,
-                position_ids=position_ids,
-                **keyword,
-                use_cache=True,
-                logits_to_keep=head_rows,
-            )
-            return out.logits[0]
+            return forward(input_ids, position_ids, mask).logits[0]
 
         return maybe_compile(self.model, ("draft", key, head_rows, id(cache)), call, self.compile_mode)
 

@@ -1,4 +1,5 @@
-"""Helpers of the engine tests: tiny randomly initialised Llama models (CPU, fixed seeds)."""
+"""Tiny randomly initialised Llama models for the tests (CPU, fixed seeds); importable from every test
+directory (pytest puts tests/ on the path for its conftest.py)."""
 
 import torch
 

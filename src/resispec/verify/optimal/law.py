@@ -3,7 +3,7 @@
 Not a sequential plan. Two steps at each node:
 
 1. *Selection* by perturbed priority: every candidate position draws a key from a law that depends only
-   on its token (``optimal_plan``); the candidate with the smallest key is *selected*. Its token Z has
+   on its token (``plan.py``); the candidate with the smallest key is *selected*. Its token Z has
    the plan's selection law r.
 2. *Single-draft speculative step*: Z is *accepted* with probability min(1, p(Z) / r(Z)); otherwise the
    *residual* token is drawn from (p - r)^+ / sum (p - r)^+.
@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import torch
 
-from .optimal_plan import (
+from .plan import (
     GroupSegment,
     OptimalPlan,
     exclusive_cumsum,

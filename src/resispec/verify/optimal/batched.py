@@ -4,8 +4,8 @@
 alpha*, the envelope's tight indices and the segments are row-wise scans; the water level of every long
 segment is a segmented computation over the sorted vocabulary; groups live at their first sorted
 position (their head), where stick-breaking, Newton (a fixed number of steps) and the key tables of
-section 7 run as segmented scans (``batched_plan_tables``). Nothing depends on how many segments or
-groups a row has. The plan equals ``optimal.build_plan``'s up to rounding (``tests/verify/
+section 7 run as segmented scans (``plan_tables.py``). Nothing depends on how many segments or
+groups a row has. The plan equals ``law.build_plan``'s up to rounding (``tests/verify/
 test_verify_batched.py``: 1e-12), and the selection law r is the exact law of the keys as built.
 It costs more vocabulary-wide work than the per-node plan, which compacts as it goes (reading sizes on the
 host): ``verify_optimal_per_node`` keeps that plan for a CPU's level-by-level walk.
@@ -17,11 +17,11 @@ from typing import NamedTuple
 
 import torch
 
-from .batched_plan_tables import Groups, draw_group_keys, pow_rows, slot_tables, stick_rows
-from .checks import as_float64
-from .optimal import NOT_DRAFTED, accept_probability, build_plan, select_position
-from .optimal_plan import ratio_order
-from .rows import BatchOutcome, draw_rows
+from ..checks import as_float64
+from ..rows import BatchOutcome, draw_rows
+from .law import NOT_DRAFTED, accept_probability, build_plan, select_position
+from .plan import ratio_order
+from .plan_tables import Groups, draw_group_keys, pow_rows, slot_tables, stick_rows
 
 
 class RowPlans(NamedTuple):
@@ -59,7 +59,7 @@ def _segment_first(values: torch.Tensor, segment: torch.Tensor, size: int) -> to
 
 
 def _water_level(sorted_rows, cum, seg, jstar, total) -> Groups:
-    """The groups of every long segment at their heads (``optimal_plan.water_level`` for all segments at
+    """The groups of every long segment at their heads (``plan.water_level`` for all segments at
     once). sorted_rows = (rho, q, p) [B, V]; cum = (Q, P) [B, V + 1] exclusive cumsums; seg = (segment,
     start, end) [B, V]; total [B, V]: the segment's selection mass psi(Q_end) - psi(Q_start)."""
     rho, draft, target = sorted_rows
@@ -147,7 +147,7 @@ def plan_rows(target: torch.Tensor, draft: torch.Tensor, counts: torch.Tensor, l
 
 def verify_optimal_rows(target_probs, draft_probs, candidates, valid, generator, tick) -> BatchOutcome:
     """Select by perturbed priority, accept with min(1, p / r), else draw the residual (p - r)^+; rows
-    without a valid candidate draw the bonus token from p. ``tick`` as in ``batched.verify_rows``."""
+    without a valid candidate draw the bonus token from p. ``tick`` as in ``verify.batched.verify_rows``."""
     target, draft = as_float64(target_probs, draft_probs)
     rows, k = candidates.shape
     counts = valid.sum(-1)
@@ -173,7 +173,7 @@ def verify_optimal_rows(target_probs, draft_probs, candidates, valid, generator,
 
 
 def verify_optimal_per_node(target_probs, draft_probs, candidates, valid, generator) -> BatchOutcome:
-    """The same verifier row by row with the per-node plan (``optimal.build_plan``), whose compaction
+    """The same verifier row by row with the per-node plan (``law.build_plan``), whose compaction
     reads sizes on the host (a synchronisation per row, free on a CPU) but does far less vocabulary work
     than the fixed-shape plan: the engine's choice for its level-by-level walk (``verify_mode="path"``).
     A draft over a reduced vocabulary is planned on its support (``on_support``)."""

@@ -3,7 +3,7 @@
 
 Every array is [B, V] in each row's sorted (p/q descending) order. A group lives at its *head*, its first
 sorted position; every quantity of section 6-7 (w, the Newton root x, lam, the log-space tables) is
-stored at the heads, and the scans that run over groups in the per-node code (``optimal_plan.py``) run
+stored at the heads, and the scans that run over groups in the per-node code (``plan.py``) run
 here over positions as segmented scans (Hillis-Steele: log2 V shifted steps, no cancellation), with
 non-head positions neutral. Newton runs NEWTON_ITERATIONS steps on every head with converged roots
 frozen (the per-node solver drops them instead). Nothing depends on how many segments or groups a row
@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import torch
 
-from .optimal_plan import EPS, NEWTON_ITERATIONS, ROUNDING_FLOOR, STEP_FLOOR, int_power
+from .plan import EPS, NEWTON_ITERATIONS, ROUNDING_FLOOR, STEP_FLOOR, int_power
 
 SCANS = {  # segmented scans: (combine, neutral element)
     "add": (torch.add, 0.0),
@@ -56,7 +56,7 @@ def seg_scan(values: torch.Tensor, segment: torch.Tensor, op: str, reverse: bool
 
 
 def _h_terms(x, start, base, w, mass_before, value_before, k, largest):
-    """h_g(x), its slope and rounding floor (``optimal_plan.h_terms``, batched)."""
+    """h_g(x), its slope and rounding floor (``plan.h_terms``, batched)."""
     one_minus = 1 - x
     power_below = pow_rows(one_minus, k - 1, largest)
     gain = base - power_below * one_minus
@@ -67,7 +67,7 @@ def _h_terms(x, start, base, w, mass_before, value_before, k, largest):
 
 
 def newton_rows(start, low, high, terms, active, k, largest: int) -> torch.Tensor:
-    """Largest roots of the concave h_g on [low, high] (``optimal_plan.newton_roots``) where ``active``;
+    """Largest roots of the concave h_g on [low, high] (``plan.newton_roots``) where ``active``;
     terms = (w, mass_before, value_before)."""
     base = pow_rows(1 - start, k, largest)
     terms = (*terms, k, largest)
@@ -127,7 +127,7 @@ def _previous_head(head: torch.Tensor) -> torch.Tensor:
 
 
 def stick_rows(groups: Groups, k, largest: int):
-    """Root x and lam at every head (``optimal_plan.stick_breaking``), and the previous head [B, V]."""
+    """Root x and lam at every head (``plan.stick_breaking``), and the previous head [B, V]."""
     g = groups
     tiny = torch.finfo(g.mass.dtype).tiny
     w = torch.where(g.head, g.value / g.mass.clamp_min(tiny), 0.0)
@@ -144,7 +144,7 @@ def stick_rows(groups: Groups, k, largest: int):
 
 
 def slot_tables(groups: Groups, root, lam, previous, k, largest: int) -> Tables:
-    """Section 7's log-space tables and exact group values (``optimal_plan.segment_tables``)."""
+    """Section 7's log-space tables and exact group values (``plan.segment_tables``)."""
     g = groups
     has_previous = previous >= 0
     safe = previous.clamp_min(0)
