@@ -68,3 +68,24 @@ def test_a_failing_pass_sets_the_exit_status(tmp_path):
     assert done.returncode != 0
     assert "sees no CUDA GPU" in (tmp_path / "gpu-eager.log").read_text()
     assert "[gpu-check] eager: exit 1" in done.stderr and "[gpu-check] compiled: exit" in done.stderr
+
+
+def test_both_passes_share_one_inductor_cache_under_the_output(tmp_path):
+    """A fake python records each pass's TORCHINDUCTOR_CACHE_DIR: one directory, under $OUT, for both."""
+    fake = tmp_path / "fake-python"
+    fake.write_text('#!/usr/bin/env bash\necho "$TORCHINDUCTOR_CACHE_DIR" >> "$OUT/cache-dirs"\n')
+    fake.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}
+    env |= {"OUT": str(tmp_path / "out"), "PYTHON": str(fake)}
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "gpu-check.sh")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    dirs = (tmp_path / "out" / "cache-dirs").read_text().split()
+    assert dirs == [str(tmp_path / "out" / "inductor-cache")] * 2
+    assert (tmp_path / "out" / "inductor-cache").is_dir()
