@@ -5,7 +5,8 @@
 #   2. the compiled engine (CUDA graphs, compile_mode="reduce-overhead") on the goals' tree d5b3 for
 #      specinfer and optimal, after a whole warm-up generation per method so that every graph is built
 #      before the timing (compiling takes minutes; host syncs are not counted again).
-# Each pass has a time limit (GPU_CHECK_EAGER_S, GPU_CHECK_COMPILED_S seconds). Its JSON is saved after
+# Both passes share one inductor cache, $out/inductor-cache (TORCHINDUCTOR_CACHE_DIR, unless set), so the
+# compiled pass reuses what an earlier run compiled. Each pass has a time limit (GPU_CHECK_EAGER_S, GPU_CHECK_COMPILED_S seconds). Its JSON is saved after
 # every configuration, so a pass stopped at its limit keeps what it measured. Output goes to $OUT (or
 # results/bench): gpu-eager.{json,log}, gpu-compiled.{json,log}. Exit status: the first failing pass's.
 # Arguments go to both passes, after their own (so they win): `scripts/gpu-check.sh --device cpu --scale
@@ -14,6 +15,8 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${OUT:-$root/results/bench}"
 mkdir -p "$out"
+export TORCHINDUCTOR_CACHE_DIR="${TORCHINDUCTOR_CACHE_DIR:-$out/inductor-cache}"
+mkdir -p "$TORCHINDUCTOR_CACHE_DIR"
 export PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 python="${PYTHON:-python3}"
 status=0

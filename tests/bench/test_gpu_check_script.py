@@ -30,16 +30,20 @@ QUICK = [
 ]
 
 
-def test_both_passes_write_their_results(tmp_path):
-    env = {**os.environ, "OUT": str(tmp_path), "PYTHON": sys.executable}
-    done = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "gpu-check.sh"), *QUICK, "--methods", "specinfer"],
+def _run_script(tmp_path, env, args=(), timeout=900):
+    return subprocess.run(
+        ["bash", str(ROOT / "scripts" / "gpu-check.sh"), *args],
         cwd=tmp_path,
         env=env,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=timeout,
     )
+
+
+def test_both_passes_write_their_results(tmp_path):
+    env = {**os.environ, "OUT": str(tmp_path), "PYTHON": sys.executable}
+    done = _run_script(tmp_path, env, [*QUICK, "--methods", "specinfer"])
     assert done.returncode == 0, done.stderr[-3000:]
     eager = json.loads((tmp_path / "gpu-eager.json").read_text())
     compiled = json.loads((tmp_path / "gpu-compiled.json").read_text())
@@ -57,14 +61,21 @@ def test_both_passes_write_their_results(tmp_path):
 def test_a_failing_pass_sets_the_exit_status(tmp_path):
     """No CUDA here: the default device stops each pass with its message, and the script exits non-zero."""
     env = {**os.environ, "OUT": str(tmp_path), "PYTHON": sys.executable, "CUDA_VISIBLE_DEVICES": ""}
-    done = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "gpu-check.sh")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = _run_script(tmp_path, env, timeout=300)
     assert done.returncode != 0
     assert "sees no CUDA GPU" in (tmp_path / "gpu-eager.log").read_text()
     assert "[gpu-check] eager: exit 1" in done.stderr and "[gpu-check] compiled: exit" in done.stderr
+
+
+def test_both_passes_share_one_inductor_cache_under_the_output(tmp_path):
+    """A fake python records each pass's TORCHINDUCTOR_CACHE_DIR: one directory, under $OUT, for both."""
+    fake = tmp_path / "fake-python"
+    fake.write_text('#!/usr/bin/env bash\necho "$TORCHINDUCTOR_CACHE_DIR" >> "$OUT/cache-dirs"\n')
+    fake.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}
+    env |= {"OUT": str(tmp_path / "out"), "PYTHON": str(fake)}
+    done = _run_script(tmp_path, env, timeout=60)
+    assert done.returncode == 0, done.stderr[-3000:]
+    dirs = (tmp_path / "out" / "cache-dirs").read_text().split()
+    assert dirs == [str(tmp_path / "out" / "inductor-cache")] * 2
+    assert (tmp_path / "out" / "inductor-cache").is_dir()

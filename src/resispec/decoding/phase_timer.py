@@ -3,7 +3,8 @@
 ``lap(phase)`` attributes the time since the previous lap to ``phase``. On a CPU the clock is
 ``time.perf_counter`` (work is synchronous there, so it is exact). On an accelerator each lap records a
 device event (``torch.Event(enable_timing=True)``) on the current stream, which does not block; the
-elapsed times are read in :meth:`PhaseTimer.resolve`, after the caller's final synchronisation.
+elapsed times are read in :meth:`PhaseTimer.resolve`, after the caller's final synchronisation. The events
+come from a pool, grown on demand and reused after each ``resolve`` (which reads and drops the steps).
 """
 
 from __future__ import annotations
@@ -24,12 +25,17 @@ class PhaseTimer:
         self.events = self.device.type != "cpu"
         self._steps: list[list[tuple[str, object, object]]] = []
         self._laps: list[tuple[str, object, object]] = []
+        self._pool: list[torch.Event] = []
+        self._used = 0
         self._last = self._mark()
 
     def _mark(self):
         if not self.events:
             return time.perf_counter()
-        event = torch.Event(device=self.device, enable_timing=True)
+        if self._used == len(self._pool):
+            self._pool.append(torch.Event(device=self.device, enable_timing=True))
+        event = self._pool[self._used]
+        self._used += 1
         event.record()
         return event
 
@@ -59,4 +65,6 @@ class PhaseTimer:
                 seconds = stop - start if not self.events else start.elapsed_time(stop) / 1000.0
                 totals[phase] = totals.get(phase, 0.0) + seconds
             out.append(totals)
+        self._steps, self._laps, self._used = [], [], 0  # read: every event may be recorded again
+        self._last = self._mark()
         return out
