@@ -55,6 +55,7 @@ def _bench(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess, di
 def _check_result(result: dict, trees: list[str], methods: list[str]) -> None:
     assert result["complete"] and result["environment"]["device"] == "cpu"
     assert result["engine_check"]["ok"]  # greedy tree decoding = transformers' greedy generation
+    assert result["engine_check"]["compile_mode"] == result["settings"]["compile"]  # the pass's own mode
     pair = result["pair"]
     assert pair["target"]["repo"] == "meta-llama/Llama-2-7b-hf"
     assert pair["draft"]["repo"] == "JackFram/llama-68m"
@@ -133,7 +134,7 @@ def test_a_cuda_request_without_a_gpu_says_what_to_run(monkeypatch):
 def test_a_failed_engine_check_stops_before_timing(tmp_path, monkeypatch, capsys):
     """An engine that does not work on the machine's transformers is not timed (exit 3, JSON kept)."""
     failed = {"ok": False, "engine": [1], "transformers": [2], "cache_keyword": "cache"}
-    monkeypatch.setattr(gpu, "_engine_check", lambda device, seed: failed)
+    monkeypatch.setattr(gpu, "_engine_check", lambda device, seed, compile_mode: failed)
     out = tmp_path / "gpu.json"
     assert gpu.main(["--device", "cpu", "--scale", "tiny", "--json", str(out)]) == 3
     assert "does not reproduce transformers' greedy generation" in capsys.readouterr().err

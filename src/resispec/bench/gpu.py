@@ -168,8 +168,9 @@ def _environment(device, dtype) -> dict:
     }
 
 
-def _engine_check(device, seed: int) -> dict:
-    """The engine against transformers' greedy generation on a tiny float32 pair on ``device``."""
+def _engine_check(device, seed: int, compile_mode: str | None) -> dict:
+    """The engine, with the pass's ``compile_mode``, against transformers' greedy generation on a tiny
+    float32 pair on ``device``."""
     import torch
 
     from resispec.bench.gpu_compat import engine_check
@@ -178,7 +179,7 @@ def _engine_check(device, seed: int) -> dict:
     generator = torch.Generator().manual_seed(seed)
     prefix = torch.randint(3, TINY["vocab_size"], (24,), generator=generator).to(device)  # [24]
     target, draft, _ = build_pair("tiny", device, torch.float32, prefix, seed=seed)
-    return engine_check(target, draft, prefix)
+    return engine_check(target, draft, prefix, compile_mode)
 
 
 def _level_widths(trees) -> list[int]:
@@ -258,7 +259,7 @@ def run(args, result: dict, save) -> None:
     vocab = pair_configs(args.scale)[0]["vocab_size"]
     generator = torch.Generator().manual_seed(args.seed)
     prefix = torch.randint(3, vocab, (args.prefix,), generator=generator).to(device)  # [P] random tokens
-    result["engine_check"] = check = _engine_check(device, args.seed)
+    result["engine_check"] = check = _engine_check(device, args.seed, args.compile)
     if not check["ok"] and not args.no_engine_check:
         raise EngineCheckFailed(
             f"greedy tree decoding does not reproduce transformers' greedy generation on "

@@ -16,9 +16,11 @@ CHECK_TREE = "d3b2"  # a small tree with branches: the cache cut keeps a non-con
 
 
 @torch.no_grad()
-def engine_check(target, draft, prompt: torch.Tensor) -> dict:
-    """Greedy engine tokens against ``target.generate(do_sample=False)`` on ``prompt`` [P]; ``ok`` is True
-    when they are equal (an engine that raises fails, with ``error``)."""
+def engine_check(target, draft, prompt: torch.Tensor, compile_mode: str | None = "none") -> dict:
+    """Greedy engine tokens against ``target.generate(do_sample=False)`` on ``prompt`` [P], the engine run
+    with ``compile_mode`` (the pass's own: the check tests the engine the pass times); ``ok`` is True when
+    they are equal (an engine that raises fails, with ``error``)."""
+    from resispec.decoding.compiled import compile_mode_for
     from resispec.decoding.engine import generate
     from resispec.decoding.kv_cache import cache_kwargs
 
@@ -40,6 +42,7 @@ def engine_check(target, draft, prompt: torch.Tensor) -> dict:
         "transformers": hf,
         "tree": CHECK_TREE,
         "cache_keyword": next(iter(cache_kwargs(target, None))),
+        "compile_mode": compile_mode_for(compile_mode, prompt.device),
     }
     try:
         out = generate(
@@ -51,6 +54,7 @@ def engine_check(target, draft, prompt: torch.Tensor) -> dict:
             temperature=0.0,
             max_new_tokens=CHECK_TOKENS,
             eos_token_id=[],
+            compile_mode=compile_mode,
         )
     except Exception as error:  # noqa: BLE001 - any failure of the engine here is the finding
         return check | {"error": f"{type(error).__name__}: {error}"}

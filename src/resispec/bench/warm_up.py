@@ -4,7 +4,7 @@ process decodes after ``DecodeSession.prepare`` (caches sized, graphs built), wi
     python -m resispec.bench warm_up --target results/models/smollm2-135m \\
         --draft results/models/draft-default --prompts results/prompts/smollm2-135m/cnn_dailymail.jsonl
 
-The methods are interleaved per prompt as the timing pass does (`steps.decode.interleaved`). Per method
+The methods are interleaved per prompt as the timing pass does (`decoding.order.interleaved`). Per method
 the table prints the first prompt's step times, step by step, over the *steady* step time (the median
 step of the later prompts, first steps left out): a cold cost shows as a ratio above 1, and the step at
 which the ratios reach 1 is the warm-up a method needs. A step's time is the sum of its record's parts.
@@ -43,8 +43,8 @@ def main(argv=None) -> int:
     import torch
 
     from resispec.corpora import read_prompts
+    from resispec.decoding.order import interleaved, prompt_seed
     from resispec.decoding.session import DecodeSession
-    from resispec.workflow.steps.decode import interleaved, prompt_seed
 
     args = parse(argv)
     torch.set_num_threads(args.threads)

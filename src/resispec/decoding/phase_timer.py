@@ -4,7 +4,9 @@
 ``time.perf_counter`` (work is synchronous there, so it is exact). On an accelerator each lap records a
 device event (``torch.Event(enable_timing=True)``) on the current stream, which does not block; the
 elapsed times are read in :meth:`PhaseTimer.resolve`, after the caller's final synchronisation. The events
-come from a pool, grown on demand and reused after each ``resolve`` (which reads and drops the steps).
+come from a pool per device, grown on demand: a timer takes the device's pool when it starts (the engine
+makes one timer per generation) and gives it back in ``resolve`` (which reads and drops the steps), so
+the next generation records the same events again instead of making new ones.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import time
 import torch
 
 __all__ = ["PhaseTimer"]
+
+_POOLS: dict[torch.device, list] = {}  # per device, the events of resolved timers (taken by the next timer)
 
 
 class PhaseTimer:
@@ -25,13 +29,15 @@ class PhaseTimer:
         self.events = self.device.type != "cpu"
         self._steps: list[list[tuple[str, object, object]]] = []
         self._laps: list[tuple[str, object, object]] = []
-        self._pool: list[torch.Event] = []
+        self._pool: list[torch.Event] | None = None  # taken from the device's pool at the first mark
         self._used = 0
         self._last = self._mark()
 
     def _mark(self):
         if not self.events:
             return time.perf_counter()
+        if self._pool is None:
+            self._pool = _POOLS.pop(self.device, [])
         if self._used == len(self._pool):
             self._pool.append(torch.Event(device=self.device, enable_timing=True))
         event = self._pool[self._used]
@@ -40,7 +46,8 @@ class PhaseTimer:
         return event
 
     def restart(self) -> None:
-        """Drop the time since the last lap (e.g. host work that belongs to no phase)."""
+        """Drop the time since the last lap (e.g. host work that belongs to no phase); after ``resolve``,
+        start timing again."""
         self._last = self._mark()
 
     def lap(self, phase: str) -> None:
@@ -66,5 +73,9 @@ class PhaseTimer:
                 totals[phase] = totals.get(phase, 0.0) + seconds
             out.append(totals)
         self._steps, self._laps, self._used = [], [], 0  # read: every event may be recorded again
-        self._last = self._mark()
+        if self.events:  # back to the device's pool: the next timer (the next generation) records them
+            _POOLS[self.device], self._pool = self._pool or [], None
+            self._last = None  # a lap after this needs restart() first
+        else:
+            self._last = self._mark()
         return out

@@ -17,7 +17,7 @@ import time
 
 from resispec.workflow.cli_types import nonnegative_int
 from resispec.workflow.steps.common import model_dir, set_threads
-from resispec.workflow.steps.decode import add_run_arguments, log_progress, prompt_seed, run_prompts
+from resispec.workflow.steps.decode import add_run_arguments, log_progress, run_prompts
 
 HELP = "audit pass of one decoding run: sampled node distributions (.pt) and the pass's raw records"
 log = logging.getLogger(__name__)
@@ -39,6 +39,7 @@ def add_arguments(parser) -> None:
 def audit_plans(settings: dict, job: dict, prompts: list[dict], full_vocab_nodes: int | None = None) -> dict:
     """{prompt id: AuditPlan} of the audited prompts, in prompt order."""
     from resispec.decoding.audit_sampling import AuditPlan, audited_prompts, full_rows_per_prompt
+    from resispec.decoding.order import prompt_seed
 
     audit = settings.get("audit", {})
     per_prompt = audit.get("nodes_per_prompt", 8)
@@ -52,6 +53,7 @@ def audit_plans(settings: dict, job: dict, prompts: list[dict], full_vocab_nodes
 
 def run(args) -> int:
     from resispec.decoding.autoregressive import METHOD as AUTOREGRESSIVE
+    from resispec.decoding.order import prompt_seed
     from resispec.decoding.session import DecodeSession
     from resispec.workflow.fingerprint import run_fingerprint
     from resispec.workflow.run_files import RunFiles

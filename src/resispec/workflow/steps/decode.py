@@ -12,7 +12,6 @@ The workflow runs this job alone on the machine, with all the threads it is give
 from __future__ import annotations
 
 import argparse
-import hashlib
 import logging
 import re
 import time
@@ -23,7 +22,6 @@ from resispec.workflow.steps.common import add_settings, model_dir, set_threads
 
 HELP = "timing pass of one decoding run: raw per-prompt records (JSONL), audit logging off"
 log = logging.getLogger(__name__)
-SEED_KEYS = ("target", "draft", "dataset", "temperature", "tree")
 WARMUP_PROMPTS = 1  # first calls pay one-off costs (allocator, lazy kernels, caches): one prompt absorbs them
 
 
@@ -64,14 +62,6 @@ def add_arguments(parser) -> None:
     add_run_arguments(parser, "output raw records JSONL")
 
 
-def prompt_seed(base: int, job: dict, prompt_id: str) -> int:
-    """A 63-bit seed from the base seed, the run's configuration and the prompt id (every method of the
-    run decodes the prompt from this seed; a baseline's configuration has no draft and no tree)."""
-    keys = [str(base)] + [str(job[k]) for k in SEED_KEYS if k in job]
-    digest = hashlib.sha256("|".join(keys + [prompt_id]).encode()).digest()
-    return int.from_bytes(digest[:8], "little") >> 1
-
-
 def run_prompts(path: str, job: dict) -> list[dict]:
     """The run's prompts: the first ``num_prompts`` of the prompts file, which must hold that many."""
     from resispec.corpora import read_prompts
@@ -83,19 +73,6 @@ def run_prompts(path: str, job: dict) -> list[dict]:
             "(rebuild the prompts with enough corpus documents, or lower num_prompts)"
         )
     return prompts[:wanted]
-
-
-def interleaved(
-    methods: list[str], prompts: list[dict], done: set[tuple[str, str]]
-) -> list[tuple[str, dict]]:
-    """(method, prompt) pairs still to do, prompt by prompt; prompt i starts with method i mod M."""
-    order = []
-    for index, prompt in enumerate(prompts):
-        shift = index % len(methods)
-        for method in methods[shift:] + methods[:shift]:
-            if (method, prompt["prompt_id"]) not in done:
-                order.append((method, prompt))
-    return order
 
 
 def fail_once(settings: dict, job: dict) -> None:
@@ -120,6 +97,8 @@ def log_progress(what: str, index: int, total: int, start: float) -> None:
 def timing_pass(session, job: dict, settings: dict, prompts: list[dict], files) -> None:
     """Decode every (method, prompt) of ``job`` not yet in ``files``: the caches sized and the graphs built
     first, one warm-up prompt per method discarded, then the methods interleaved per prompt; publish."""
+    from resispec.decoding.order import interleaved, prompt_seed
+
     done = files.done()
     todo = interleaved(job["methods"], prompts, done)
     log.info(
