@@ -34,6 +34,54 @@ def test_compact_copies_slots_down_in_place():
     assert cache.get_seq_length() == 3
 
 
+def _filled_cache(layers: int) -> StaticKV:
+    """A cache of ``layers`` layers [1, 2, 10, 3] whose every entry is distinct."""
+    cache = StaticKV(capacity=10, num_layers=layers)
+    cache.write = torch.arange(10)
+    for layer in range(layers):
+        keys = torch.arange(60.0).reshape(1, 2, 10, 3) + 1000 * layer
+        cache.update(keys, -keys, layer)
+    return cache
+
+
+def _ops_of(function) -> list[str]:
+    """The aten operators ``function()`` runs."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Record(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    with Record() as record:
+        function()
+    return record.ops
+
+
+def test_compaction_is_one_copy_for_the_whole_cache_whatever_its_layers():
+    """The kernels of a compaction do not grow with the number of layers (one gather and one indexed copy
+    of every layer's keys and values), and it moves exactly what a per-layer gather moves."""
+    source = torch.tensor([7, 4, 9])
+    ops = {layers: _ops_of(lambda n=layers: _filled_cache(n).compact(source, start=3)) for layers in (1, 6)}
+    allocation = {layers: _ops_of(lambda n=layers: _filled_cache(n)) for layers in (1, 6)}
+    compaction = {n: len(ops[n]) - len(allocation[n]) for n in ops}
+    assert compaction[6] == compaction[1] <= 3, ops[6][len(allocation[6]) :]
+    cache, reference = _filled_cache(6), _filled_cache(6)
+    cache.compact(source, start=3)
+    for layer in range(6):
+        for mine, theirs in (
+            (cache.keys[layer], reference.keys[layer]),
+            (cache.values[layer], reference.values[layer]),
+        ):
+            expected = theirs.clone()
+            expected[:, :, 3:6] = theirs[:, :, source]
+            assert torch.equal(mine, expected), layer
+
+
 @pytest.mark.parametrize("dtype", [torch.bool, torch.float32])
 def test_fixed_mask_equals_a_fresh_tree_mask_at_every_offset(dtype):
     """Moving the prefix (forwards, backwards, repeated) rewrites exactly what a fresh mask holds."""

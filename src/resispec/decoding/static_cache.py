@@ -2,17 +2,19 @@
 
 A :class:`StaticKV` holds every layer's keys and values in buffers [batch, kv_heads, capacity, head_dim]
 allocated once (on the first write, with the model's dtype and device) and reused for every step of a
-generation and for later generations of the same model: a forward writes its new positions in place at
-the slots ``write`` (a long device tensor the engine fills before each forward), attention reads the whole
+generation and for later generations of the same model: a forward writes its new positions in place at the
+slots ``write`` (a long device tensor the engine fills before each forward), attention reads the whole
 buffer under a mask of fixed width ``capacity``, and the engine keeps the cache's length on the host
-(``length``). Cutting the cache to the accepted path copies the accepted slots down in place
-(``compact``): no per-layer ``torch.cat``, no gather into new tensors, the same addresses every step
-(what CUDA graphs need). It speaks both protocols the engine's models use: Hugging Face's
-``update(key, value, layer_idx, ...)`` and the EAGLE head's ``append(key, value)`` (one layer).
+(``length``). Every layer's keys and values are views of one buffer [layers, 2, batch, kv_heads, capacity,
+head_dim] when their shapes agree (they do in the models the engine runs), so cutting the cache to the
+accepted path is one gather and one indexed copy of the accepted slots for the whole cache (``compact``):
+no per-layer kernels, no ``torch.cat``, the same addresses every step (what CUDA graphs need). It speaks
+both protocols the engine's models use: Hugging Face's ``update(key, value, layer_idx, ...)`` and the
+EAGLE head's ``append(key, value)`` (one layer).
 
-A :class:`FixedMask` is an attention mask [1, 1, Q, capacity] for Q fixed query nodes: columns
-``[0, offset)`` (the committed prefix) attend, ``[offset, offset + K)`` hold a fixed tree part [Q, K],
-the rest is blocked. Moving the offset rewrites only the columns that change.
+A :class:`FixedMask` is an attention mask [1, 1, Q, capacity] for Q fixed query nodes: columns ``[0,
+offset)`` (the committed prefix) attend, ``[offset, offset + K)`` hold a fixed tree part [Q, K], the rest
+is blocked. Moving the offset rewrites only the columns that change.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class StaticKV:
         self.is_sliding = [False] * num_layers
         self.keys: list[torch.Tensor | None] = [None] * num_layers
         self.values: list[torch.Tensor | None] = [None] * num_layers
+        self.buffer: torch.Tensor | None = None  # [layers, 2, B, h, capacity, d]: all keys and values
         self.length = 0  # positions 0..length-1 hold the cached sequence (host-side count)
         self.write: torch.Tensor | None = None  # long [Q]: slots the next forward writes
 
@@ -54,15 +57,26 @@ class StaticKV:
     def get_max_cache_shape(self, layer_idx: int = 0) -> int:
         return self.capacity
 
+    def _allocate(self, key: torch.Tensor, value: torch.Tensor) -> None:
+        """Every layer's buffers at the first write, from its shapes: views of one tensor [layers, 2, batch,
+        kv_heads, capacity, head_dim] when keys and values agree in shape, else one pair per layer."""
+        batch, heads, _, _ = key.shape
+        if value.shape == key.shape:
+            self.buffer = key.new_zeros(self.num_layers, 2, batch, heads, self.capacity, key.shape[-1])
+            self.keys = list(self.buffer[:, 0].unbind(0))
+            self.values = list(self.buffer[:, 1].unbind(0))
+        else:
+            shape = (batch, heads, self.capacity)
+            self.keys = [key.new_zeros(*shape, key.shape[-1]) for _ in range(self.num_layers)]
+            self.values = [value.new_zeros(*shape, value.shape[-1]) for _ in range(self.num_layers)]
+        if not torch.compiler.is_compiling():
+            for tensor in [self.buffer, *self.keys, *self.values]:
+                if tensor is not None:
+                    torch._dynamo.mark_static_address(tensor)
+
     def _buffers(self, layer: int, key: torch.Tensor, value: torch.Tensor):
         if self.keys[layer] is None:
-            batch, heads, _, _ = key.shape
-            shape = (batch, heads, self.capacity)
-            self.keys[layer] = key.new_zeros(*shape, key.shape[-1])
-            self.values[layer] = value.new_zeros(*shape, value.shape[-1])
-            if not torch.compiler.is_compiling():
-                torch._dynamo.mark_static_address(self.keys[layer])
-                torch._dynamo.mark_static_address(self.values[layer])
+            self._allocate(key, value)
         return self.keys[layer], self.values[layer]
 
     def update(self, key_states, value_states, layer_idx: int, *args, **kwargs):
@@ -81,8 +95,12 @@ class StaticKV:
         return [self]
 
     def compact(self, source: torch.Tensor, start: int) -> None:
-        """Copy the slots ``source`` (long [M], device) to ``start..start+M-1`` in every layer, in place."""
+        """Copy the slots ``source`` (long [M], device) to ``start..start+M-1`` in every layer, in place: one
+        gather and one indexed copy for the whole cache (per layer when its buffers are separate)."""
         target = torch.arange(start, start + source.shape[0], device=source.device)
+        if self.buffer is not None:
+            self.buffer.index_copy_(4, target, self.buffer.index_select(4, source))
+            return
         for keys, values in zip(self.keys, self.values, strict=True):
             if keys is not None:
                 keys.index_copy_(2, target, keys.index_select(2, source))
