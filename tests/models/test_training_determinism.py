@@ -14,6 +14,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 import torch
 from safetensors.torch import load_file
 
@@ -64,3 +65,27 @@ def test_training_is_bitwise_reproducible_across_caller_thread_counts(tiny_token
     reports = [json.loads((tmp_path / f"t{t}/draft/training.json").read_text()) for t in (1, 3)]
     assert reports[0]["loss_last"] == reports[1]["loss_last"]
     assert reports[0]["loss_last"] != reports[0]["loss_first"]  # it did train
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_bfloat16_autocast_on_a_cpu_only_where_it_is_native(monkeypatch, native):
+    """``amp: null``: bfloat16 on CUDA, and on a CPU only with AVX512-BF16 or AMX (torch emulates it
+    elsewhere, several times slower than float32); an explicit ``amp`` wins; the report says what ran."""
+    from resispec.models import training
+
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: native)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
+    assert training.TrainOptions(device="cpu").use_amp is native
+    assert training.TrainOptions(device="cpu").report()["amp"] is native
+    assert training.TrainOptions(device="cuda:0").use_amp is True
+    assert training.TrainOptions(device="cpu", amp=True).use_amp is True
+    assert training.TrainOptions(device="cpu", amp=False).use_amp is False
+
+
+def test_the_config_passes_amp_to_training():
+    from resispec.workflow.config import load_config
+    from resispec.workflow.steps.prepare_model import _budget
+
+    config = load_config("config/config.yaml")
+    assert _budget(config["models"]["draft-default"]["train"], {})["amp"] is None  # the schema's default
+    assert _budget({"amp": False, "steps": 3}, {"seed": 1})["amp"] is False

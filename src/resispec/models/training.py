@@ -69,21 +69,31 @@ class TrainOptions:
 
     @property
     def use_amp(self) -> bool:
-        """bfloat16 autocast: on by default on CPU and CUDA."""
+        """bfloat16 autocast (``amp``; None: on CUDA, and on a CPU only where it has native bfloat16)."""
         if self.amp is not None:
             return self.amp
-        return self.device == "cpu" or self.device.startswith("cuda")
+        if self.device == "cpu":
+            return cpu_has_bfloat16()
+        return self.device.startswith("cuda")
 
     @property
     def train_tokens(self) -> int:
         return self.steps * self.batch_size * self.seq_len
 
     def report(self) -> dict:
-        """The options as a training report's JSON object (temperatures as a list)."""
-        return {**asdict(self), "temperatures": list(self.temperatures)}
+        """The options as a training report's JSON object (temperatures as a list, ``amp`` as it ran)."""
+        return {**asdict(self), "temperatures": list(self.temperatures), "amp": self.use_amp}
 
 
 LOSSES = ("kl", "tv", "kl+tv")
+
+
+def cpu_has_bfloat16() -> bool:
+    """Whether this CPU computes in bfloat16 natively (AVX512-BF16 or AMX tiles). Without them torch
+    emulates bfloat16 matrix products, several times slower than float32 (docs/reproduction-notes.md,
+    "Training precision on CPUs without bfloat16")."""
+    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(getattr(torch.cpu, name, lambda: False)() for name in checks)
 
 
 @contextlib.contextmanager

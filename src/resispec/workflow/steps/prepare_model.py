@@ -24,7 +24,7 @@ def add_arguments(parser) -> None:
 
 
 ARCH_KEYS = ("init", "layers", "source_layers", "hidden", "intermediate", "vocab")
-BUDGET_KEYS = ("loss", "temperatures", "teacher_tokens", "steps", "batch_size", "seq_len", "lr")
+BUDGET_KEYS = ("loss", "temperatures", "teacher_tokens", "steps", "batch_size", "seq_len", "lr", "amp")
 
 
 def _budget(block: dict, settings: dict) -> dict:
