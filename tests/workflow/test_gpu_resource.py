@@ -7,7 +7,7 @@ import re
 import pytest
 from workflow_helpers import REPO, snakemake
 
-GPU_RULES = {"prepare_model", "profile_pair", "decode", "audit_decode"}
+GPU_RULES = {"prepare_model", "profile_pair", "decode", "baseline", "audit_decode"}
 
 
 def _gpu_per_rule(configfile: str | None) -> dict[str, set]:
