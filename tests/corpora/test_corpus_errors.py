@@ -16,8 +16,13 @@ def lines(*rows) -> bytes:
     return "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows).encode()
 
 
+def gz(data: bytes) -> bytes:
+    """Gzip with a fixed header time, so that every pytest-xdist worker collects the same test ids."""
+    return gzip.compress(data, mtime=0)
+
+
 def truncated_gzip() -> bytes:
-    whole = gzip.compress(lines(*GOOD * 50))
+    whole = gz(lines(*GOOD * 50))
     return whole[: len(whole) // 2]
 
 
@@ -41,9 +46,9 @@ BAD_CORPORA = [
     ("c4.jsonl", lines(GOOD[0], GOOD[0]), 2, ":2: id 'a' repeats line 1's"),
     ("c4.jsonl", b"", 2, " holds no documents"),
     ("c4.jsonl", b"\n  \n", 2, " holds no documents"),
-    ("c4.jsonl.gz", gzip.compress(b""), 2, " holds no documents"),
+    ("c4.jsonl.gz", gz(b""), 2, " holds no documents"),
     ("c4.jsonl", lines(GOOD[0]), 2, " holds 1 documents, fewer than the 2 prompts asked (data.num_prompts)"),
-    ("c4.jsonl.gz", gzip.compress(lines(*GOOD)), 5, " holds 2 documents, fewer than the 5 prompts asked"),
+    ("c4.jsonl.gz", gz(lines(*GOOD)), 5, " holds 2 documents, fewer than the 5 prompts asked"),
 ]
 
 
