@@ -5,9 +5,7 @@ gpu=N` never puts two of them on one device; the CPU rules declare none (dry-run
 import re
 
 import pytest
-from workflow_helpers import REPO, snakemake
-
-GPU_RULES = {"prepare_model", "profile_pair", "decode", "baseline", "audit_decode"}
+from workflow_helpers import GPU_RULES, REPO, snakemake
 
 
 def _gpu_per_rule(configfile: str | None) -> dict[str, set]:

@@ -33,13 +33,12 @@ from slurm_helpers import (
     run_snakemake,
     squeue_states,
 )
-from workflow_helpers import FAIL_ONCE, TEST_CONFIG, clean_env
+from workflow_helpers import FAIL_ONCE, GPU_RULES, TEST_CONFIG, clean_env
 
 SCRIPTS = REPO / "scripts" / "slurm"
 PROFILE = REPO / "profiles" / "slurm"
 WORKFLOW_RULES = {"info", "prepare_model", "prepare_data", "decode", "exactness", "aggregate"}
 WORKFLOW_RULES |= {"baseline", "audit_decode", "profile_pair", "notebook", "report", "paper_limits", "all"}
-GPU_RULES = {"decode", "baseline", "audit_decode", "prepare_model", "profile_pair"}
 LOCAL_RULES = {"all"}  # rules Snakemake runs in the main process (no action): never submitted
 # The plugin's first status check comes this many seconds after a submission (profile: 40 s).
 STATUS_DELAY_S = 5
