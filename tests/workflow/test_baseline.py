@@ -14,6 +14,7 @@ from resispec.decoding.session import DecodeSession
 from resispec.workflow.commands import main
 from resispec.workflow.config import load_config
 from resispec.workflow.sheets import expand_jobs, group_baselines, group_runs
+from resispec.workflow.steps.decode import WARMUP_NEW_TOKENS
 
 BASELINE = {
     "run": "c4_T1_t_n3",
@@ -49,7 +50,7 @@ def baseline(tmp_path_factory):
     calls = []
     original = DecodeSession.timing_prompt
     DecodeSession.timing_prompt = lambda self, m, p, s: (
-        calls.append(p["prompt_id"]) or original(self, m, p, s)
+        calls.append((p["prompt_id"], p["max_new_tokens"])) or original(self, m, p, s)
     )
     try:
         assert main([*argv, "--records", str(root / "baseline.jsonl")]) == 0
@@ -61,7 +62,9 @@ def baseline(tmp_path_factory):
 
 def test_the_baseline_decodes_every_prompt_once_after_one_warm_up(baseline):
     ids = [p["prompt_id"] for p in baseline["prompts"]]
-    assert baseline["calls"] == [ids[0], *ids]  # the warm-up prompt first, discarded
+    budget = baseline["prompts"][0]["max_new_tokens"]
+    warm_up = (ids[0], min(WARMUP_NEW_TOKENS, budget))  # the first prompt's first tokens, discarded
+    assert baseline["calls"] == [warm_up, *((i, budget) for i in ids)]
     records = baseline["records"]
     assert [r["prompt_id"] for r in records] == ids and {r["method"] for r in records} == {"autoregressive"}
     for record in records:

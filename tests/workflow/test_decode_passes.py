@@ -1,6 +1,6 @@
 """The two decoding passes of a run (`resispec decode`, `resispec audit-decode`) on tiny models: the
-timing pass (audit off, one warm-up prompt, methods interleaved per prompt, one seed per prompt for every
-method, the autoregressive baseline included) and the audit pass (only the sampled prompts, the same
+timing pass (audit off, a short warm-up per method, methods interleaved per prompt, one seed per prompt
+for every method, the autoregressive baseline included) and the audit pass (only the sampled prompts, the same
 tokens, sampled nodes with full rows); every record names its pass, device, host and threads."""
 
 import json
@@ -15,7 +15,7 @@ from workflow_helpers import decode_args, tiny_decoding_dir
 from resispec.decoding.order import interleaved
 from resispec.decoding.session import DecodeSession
 from resispec.workflow.commands import main
-from resispec.workflow.steps.decode import fail_once
+from resispec.workflow.steps.decode import WARMUP_NEW_TOKENS, fail_once
 
 METHODS = ["specinfer", "resispec", "autoregressive"]
 JOB = {
@@ -37,10 +37,10 @@ def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("passes")
     prompts = tiny_decoding_dir(root, prompts=5, prompt_tokens=12, max_new_tokens=10)
     common = decode_args(root, JOB, SETTINGS)
-    calls = []
+    calls, budgets = [], []
     original = DecodeSession.timing_prompt
     DecodeSession.timing_prompt = lambda self, m, p, s: (
-        calls.append((m, p["prompt_id"], s)) or original(self, m, p, s)
+        calls.append((m, p["prompt_id"], s)) or budgets.append(p["max_new_tokens"]) or original(self, m, p, s)
     )
     try:
         assert main(["decode", *common, "--records", str(root / "raw.jsonl")]) == 0
@@ -55,6 +55,7 @@ def run(tmp_path_factory):
         "timing": read("raw.jsonl"),
         "audit": read("audit.jsonl"),
         "calls": calls,
+        "budgets": budgets,
         "nodes": torch.load(root / "a.pt", weights_only=True)["nodes"],
         "prompts": prompts,
         "common": common,
@@ -63,10 +64,14 @@ def run(tmp_path_factory):
 
 
 def test_timing_pass_warms_up_interleaves_and_shares_seeds(run):
-    """One warm-up prompt per method first, then prompt by prompt with a rotating method order; every
-    method of a prompt uses the prompt's seed."""
+    """Each method's warm-up first (the first WARMUP_NEW_TOKENS tokens of the first prompt), then prompt by
+    prompt with a rotating method order and the full budget; every method of a prompt uses the prompt's
+    seed."""
     calls, ids = run["calls"], [p["prompt_id"] for p in run["prompts"]]
     assert calls[:3] == [(m, ids[0], calls[0][2]) for m in METHODS]  # the warm-up, discarded
+    budget = run["prompts"][0]["max_new_tokens"]
+    assert WARMUP_NEW_TOKENS < budget
+    assert run["budgets"] == [WARMUP_NEW_TOKENS] * 3 + [budget] * (len(calls) - 3)
     timed = calls[3:]
     assert [(m, p) for m, p, _ in timed] == [
         (m, p["prompt_id"]) for m, p in interleaved(METHODS, run["prompts"], set())

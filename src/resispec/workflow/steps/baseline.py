@@ -2,10 +2,11 @@
 and temperature, shared by every decoding run of those settings (`resispec.workflow.sheets.group_baselines`).
 
 It is the timing pass of `resispec decode` with one method, ``autoregressive``: the cache sized for the
-longest prompt plus its generation, the one-token graph built, one warm-up prompt discarded, then every
-prompt from a seed of the base seed, the baseline's configuration and the prompt id. The tables pair its
-records with each run's methods by prompt (`resispec.audit.aggregate`). Resumable like the timing pass;
-the workflow runs it alone on the machine, with all the threads it is given.
+longest prompt plus its generation, the one-token graph built, the first tokens of the first prompt
+decoded as a warm-up and discarded, then every prompt from a seed of the base seed, the baseline's
+configuration and the prompt id. The tables pair its records with each run's methods by prompt
+(`resispec.audit.aggregate`). Resumable like the timing pass; the workflow runs it alone on the
+machine, with all the threads it is given.
 """
 
 from __future__ import annotations

@@ -1,12 +1,13 @@
 """`resispec decode`: the timing pass of one decoding run (a sheet configuration) with each of its methods.
 
 Audit logging is off (the audit pass is `resispec audit-decode`). The caches are sized once for the run
-and every compiled graph is built first (``DecodeSession.prepare``); then one warm-up prompt is decoded by
-every method and discarded; then the methods are interleaved per prompt (their order rotating from one
-prompt to the next), and every method decodes a prompt from the same seed, derived from the base seed, the
-run and the prompt id (not the method). Raw records are appended to `<records>.partial` as each (method,
-prompt) finishes; a killed job resumes from its last finished prompt, and reruns are identical.
-The workflow runs this job alone on the machine, with all the threads it is given.
+and every compiled graph is built first (``DecodeSession.prepare``); then every method decodes the first
+``WARMUP_NEW_TOKENS`` tokens of the first prompt, discarded (the warm-up); then the methods are
+interleaved per prompt (their order rotating from one prompt to the next), and every method decodes a
+prompt from the same seed, derived from the base seed, the run and the prompt id (not the method). Raw
+records are appended to `<records>.partial` as each (method, prompt) finishes; a killed job resumes from
+its last finished prompt, and reruns are identical. The workflow runs this job alone on the machine, with
+all the threads it is given.
 """
 
 from __future__ import annotations
@@ -22,7 +23,11 @@ from resispec.workflow.steps.common import add_settings, model_dir, set_threads
 
 HELP = "timing pass of one decoding run: raw per-prompt records (JSONL), audit logging off"
 log = logging.getLogger(__name__)
-WARMUP_PROMPTS = 1  # first calls pay one-off costs (allocator, lazy kernels, caches): one prompt absorbs them
+# The warm-up: each method's first steps in a process pay one-off costs (allocator, lazy kernels, the
+# verifier's first calls) that ``DecodeSession.prepare`` does not reach. A few steps of the first prompt per
+# method absorb them (`python -m resispec.bench warm_up`; docs/reproduction-notes.md, "The default run's
+# hour").
+WARMUP_NEW_TOKENS = 4
 
 
 def decoding_job(text: str) -> dict:
@@ -94,9 +99,15 @@ def log_progress(what: str, index: int, total: int, start: float) -> None:
     log.info("%s %d/%d done, ETA %.0f s", what, index, total, elapsed / index * (total - index))
 
 
+def warm_up_prompt(prompt: dict) -> dict:
+    """The warm-up's prompt: ``prompt`` with a budget of at most ``WARMUP_NEW_TOKENS`` new tokens."""
+    return dict(prompt, max_new_tokens=min(WARMUP_NEW_TOKENS, int(prompt["max_new_tokens"])))
+
+
 def timing_pass(session, job: dict, settings: dict, prompts: list[dict], files) -> None:
     """Decode every (method, prompt) of ``job`` not yet in ``files``: the caches sized and the graphs built
-    first, one warm-up prompt per method discarded, then the methods interleaved per prompt; publish."""
+    first, each method's warm-up (``warm_up_prompt``) discarded, then the methods interleaved per prompt;
+    publish."""
     from resispec.decoding.order import interleaved, prompt_seed
 
     done = files.done()
@@ -111,9 +122,9 @@ def timing_pass(session, job: dict, settings: dict, prompts: list[dict], files) 
     seed = lambda prompt: prompt_seed(settings.get("seed", 0), job, prompt["prompt_id"])  # noqa: E731
     if todo:
         session.prepare(prompts)  # the run's cache size, every compiled graph built
-    for prompt in prompts[:WARMUP_PROMPTS] if todo else []:
+        warm = warm_up_prompt(prompts[0])
         for method in job["methods"]:
-            session.timing_prompt(method, prompt, seed(prompt))
+            session.timing_prompt(method, warm, seed(warm))
     start = time.monotonic()
     for index, (method, prompt) in enumerate(todo, 1):
         files.append(session.timing_prompt(method, prompt, seed(prompt)))
