@@ -84,3 +84,15 @@ def test_the_environment_is_recorded_per_run_and_again_when_its_key_changes(tmp_
     paper = snakemake(["-n", "report", *base, "--configfile", "config/paper.yaml"], REPO).stdout
     assert re.search(r"environment/paper-gpu\.json", paper)
     assert re.search(r"^info\s+1$", paper, re.MULTILINE)
+
+
+def test_every_job_writes_its_benchmark_file():
+    """Every rule's jobs record their seconds in results/benchmarks/RULE/ (`python -m resispec.bench jobs`
+    reads them: the job-time table of a run covers every job)."""
+    plan = snakemake(["-n", "--forceall", "--cores", "2"], REPO).stdout
+    blocks = [b for b in re.split(r"\n(?=(?:local)?rule \w+:)", plan) if re.match(r"(?:local)?rule \w+:", b)]
+    rules = {re.match(r"(?:local)?rule (\w+):", block).group(1): block for block in blocks}
+    assert {"prepare_model", "decode", "exactness", "aggregate", "report"} <= set(rules)
+    for rule, block in rules.items():
+        if rule != "all":
+            assert re.search(rf"^\s+benchmark: results/benchmarks/{rule}/", block, re.MULTILINE), rule

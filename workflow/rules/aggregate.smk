@@ -14,6 +14,8 @@ rule aggregate:
         ),
     log:
         PATHS.log("aggregate", "{table}"),
+    benchmark:
+        PATHS.benchmark("aggregate", "{table}")
     conda:
         "../../environment.yml"
     threads: 1

@@ -14,6 +14,8 @@ rule exactness:
         variants=PATHS.exactness_variants(),
     log:
         PATHS.log("exactness", "{run}"),
+    benchmark:
+        PATHS.benchmark("exactness", "{run}")
     conda:
         "../../environment.yml"
     threads: 1

@@ -18,6 +18,8 @@ rule notebook:
         notebook=f"{PATHS.reports}/results.ipynb",
     log:
         PATHS.log("notebook", "results"),
+    benchmark:
+        PATHS.benchmark("notebook", "results")
     conda:
         "../../environment.yml"
     threads: 1

@@ -15,6 +15,8 @@ rule paper_limits:
         ),
     log:
         PATHS.log("paper_limits", "paper_limits"),
+    benchmark:
+        PATHS.benchmark("paper_limits", "paper_limits")
     conda:
         "../../environment.yml"
     threads: 1

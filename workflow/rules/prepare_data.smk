@@ -10,6 +10,8 @@ rule prepare_data:
         prompts=PATHS.prompts(),
     log:
         PATHS.log("prepare_data", "{target}/{dataset}"),
+    benchmark:
+        PATHS.benchmark("prepare_data", "{target}/{dataset}")
     conda:
         "../../environment.yml"
     threads: 1

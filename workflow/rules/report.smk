@@ -9,6 +9,8 @@ rule info:
         out=PATHS.environment(config["run_name"]),
     log:
         PATHS.log("info", config["run_name"]),
+    benchmark:
+        PATHS.benchmark("info", config["run_name"])
     conda:
         "../../environment.yml"
     threads: 1
@@ -45,6 +47,8 @@ rule report:
         ),
     log:
         PATHS.log("report", "html"),
+    benchmark:
+        PATHS.benchmark("report", "html")
     conda:
         "../../environment.yml"
     threads: 1

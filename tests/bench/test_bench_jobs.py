@@ -1,0 +1,53 @@
+"""`python -m resispec.bench jobs`: job seconds per rule and idle cores, from a run's benchmark files and
+its Snakemake log."""
+
+from resispec.bench import jobs
+
+LOG = """Provided cores: 2
+[Fri Dec  4 10:00:00 2026]
+localrule prepare_model:
+    jobid: 1
+[Fri Dec  4 10:00:00 2026]
+localrule exactness:
+    jobid: 2
+[Fri Dec  4 10:01:00 2026]
+Finished jobid: 2 (Rule: exactness)
+[Fri Dec  4 10:02:00 2026]
+Finished jobid: 1 (Rule: prepare_model)
+[Fri Dec  4 10:02:00 2026]
+localrule decode:
+    jobid: 3
+    threads: 2
+[Fri Dec  4 10:03:30 2026]
+Finished jobid: 3 (Rule: decode)
+[Fri Dec  4 10:03:30 2026]
+localrule all:
+    jobid: 0
+[Fri Dec  4 10:03:30 2026]
+Finished jobid: 0 (Rule: all)
+"""
+
+
+def test_the_log_gives_wall_threads_and_idle_cores(tmp_path):
+    (tmp_path / "run.log").write_text(LOG)
+    timeline = jobs.parse_log(tmp_path / "run.log")
+    assert timeline.cores == 2
+    assert [job.rule for job in timeline.jobs] == ["prepare_model", "exactness", "decode"]
+    assert [job.seconds for job in timeline.jobs] == [120, 60, 90] and timeline.jobs[2].threads == 2
+    assert timeline.wall == 210
+    assert timeline.idle_core_seconds == 2 * 210 - (120 + 60 + 2 * 90)  # one core idle for a minute
+
+
+def test_benchmark_files_first_and_the_log_for_rules_without_them(tmp_path, capsys):
+    (tmp_path / "run.log").write_text(LOG)
+    bench = tmp_path / "results" / "benchmarks"
+    for rule, name, seconds in [("prepare_model", "draft", 118.5), ("decode", "a", 88.0)]:
+        (bench / rule).mkdir(parents=True, exist_ok=True)
+        (bench / rule / f"{name}.tsv").write_text(f"s\th:m:s\tmax_rss\n{seconds}\t0:01:58\t100\n")
+    seconds = jobs.rule_seconds(tmp_path / "results", jobs.parse_log(tmp_path / "run.log"))
+    assert seconds == {"prepare_model": [118.5], "decode": [88.0], "exactness*": [60.0]}
+    argv = ["--results", str(tmp_path / "results"), "--log", str(tmp_path / "run.log")]
+    assert jobs.main(argv + ["--against", str(tmp_path / "results")]) == 0
+    out = capsys.readouterr().out
+    assert "exactness*" in out and "1.00" in out
+    assert "wall 3.5 min on 2 cores, idle 1.0 core-minutes" in out
