@@ -23,10 +23,10 @@ from resispec.workflow.steps.common import add_settings, model_dir, set_threads
 
 HELP = "timing pass of one decoding run: raw per-prompt records (JSONL), audit logging off"
 log = logging.getLogger(__name__)
-# The warm-up: each method's first steps in a process pay one-off costs (allocator, lazy kernels, the
-# verifier's first calls) that ``DecodeSession.prepare`` does not reach. A few steps of the first prompt per
-# method absorb them (`python -m resispec.bench warm_up`; docs/reproduction-notes.md, "The default run's
-# hour").
+# The warm-up: ``DecodeSession.prepare`` sizes the caches and builds the graphs; what one-off costs remain
+# (the verifier's first calls, lazy kernels) fall in a method's first steps, which a few tokens of the first
+# prompt per method cover (`python -m resispec.bench warm_up`; docs/reproduction-notes.md, "The default
+# run's hour").
 WARMUP_NEW_TOKENS = 4
 
 
