@@ -41,13 +41,26 @@ def test_the_log_gives_wall_threads_and_idle_cores(tmp_path):
 def test_benchmark_files_first_and_the_log_for_rules_without_them(tmp_path, capsys):
     (tmp_path / "run.log").write_text(LOG)
     bench = tmp_path / "results" / "benchmarks"
-    for rule, name, seconds in [("prepare_model", "draft", 118.5), ("decode", "a", 88.0)]:
-        (bench / rule).mkdir(parents=True, exist_ok=True)
+    for rule, name, seconds in [("prepare_model", "draft", 118.5), ("decode", "target/a", 88.0)]:
+        (bench / rule / name).parent.mkdir(parents=True, exist_ok=True)
         (bench / rule / f"{name}.tsv").write_text(f"s\th:m:s\tmax_rss\n{seconds}\t0:01:58\t100\n")
-    seconds = jobs.rule_seconds(tmp_path / "results", jobs.parse_log(tmp_path / "run.log"))
-    assert seconds == {"prepare_model": [118.5], "decode": [88.0], "exactness*": [60.0]}
+    seconds, from_log = jobs.rule_seconds(tmp_path / "results", jobs.parse_log(tmp_path / "run.log"))
+    assert seconds == {"prepare_model": [118.5], "decode": [88.0], "exactness": [60.0]}
+    assert from_log == {"exactness"}
     argv = ["--results", str(tmp_path / "results"), "--log", str(tmp_path / "run.log")]
     assert jobs.main(argv + ["--against", str(tmp_path / "results")]) == 0
     out = capsys.readouterr().out
     assert "exactness*" in out and "1.00" in out
     assert "wall 3.5 min on 2 cores, idle 1.0 core-minutes" in out
+
+
+def test_a_rule_timed_by_file_in_one_run_and_by_log_in_the_other_is_one_row(tmp_path, capsys):
+    """An older run whose rules wrote no benchmark files compares rule by rule with a newer one."""
+    (tmp_path / "run.log").write_text(LOG)
+    (tmp_path / "results" / "benchmarks" / "decode").mkdir(parents=True)
+    (tmp_path / "results" / "benchmarks" / "decode" / "a.tsv").write_text("s\n88.0\n")
+    argv = ["--results", str(tmp_path / "results"), "--log", str(tmp_path / "run.log")]
+    assert jobs.main(argv + ["--against-log", str(tmp_path / "run.log")]) == 0
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()}
+    assert rows["decode*"][1:3] == ["1", "88"] and rows["decode*"][5:7] == ["1", "90"]
+    assert rows["decode*"][-1] == "1.02" and "decode" not in rows

@@ -81,23 +81,27 @@ def parse_log(path: Path) -> Timeline:
 
 
 def benchmark_seconds(results: Path) -> dict[str, list[float]]:
-    """{rule: seconds of each job} from ``results/benchmarks/RULE/*.tsv``."""
+    """{rule: seconds of each job} from ``results/benchmarks/RULE/**/*.tsv`` (job names may hold folders)."""
     seconds: dict[str, list[float]] = {}
-    for path in sorted((results / "benchmarks").glob("*/*.tsv")):
+    root = results / "benchmarks"
+    for path in sorted(root.rglob("*.tsv")):
         with path.open() as handle:
             rows = list(csv.DictReader(handle, delimiter="\t"))
         if rows:
-            seconds.setdefault(path.parent.name, []).append(float(rows[-1]["s"]))
+            seconds.setdefault(path.relative_to(root).parts[0], []).append(float(rows[-1]["s"]))
     return seconds
 
 
-def rule_seconds(results: Path | None, timeline: Timeline | None) -> dict[str, list[float]]:
-    """Each rule's job seconds: benchmark files first, the log for rules without them."""
+def rule_seconds(results: Path | None, timeline: Timeline | None) -> tuple[dict[str, list[float]], set[str]]:
+    """Each rule's job seconds, benchmark files first and the log for rules without them; and the rules whose
+    seconds came from the log."""
     seconds = benchmark_seconds(results) if results else {}
+    from_log = set()
     for job in timeline.jobs if timeline else []:
-        if job.end and job.rule not in seconds:
-            seconds.setdefault(f"{job.rule}*", []).append(job.seconds)
-    return seconds
+        if job.end and (job.rule not in seconds or job.rule in from_log):
+            seconds.setdefault(job.rule, []).append(job.seconds)
+            from_log.add(job.rule)
+    return seconds, from_log
 
 
 def _cell(values: list[float] | None) -> str:
@@ -110,16 +114,18 @@ def _ratio(first: float, second: float) -> str:
     return f"{second / first:>8.2f}" if first else f"{'-':>8}"
 
 
-def print_tables(runs: list[tuple[dict[str, list[float]], Timeline | None]], names: list[str]) -> None:
+def print_tables(runs: list[tuple[tuple[dict, set], Timeline | None]], names: list[str]) -> None:
+    """Runs: ((seconds per rule, rules timed from the log), timeline or None), as ``rule_seconds`` gives."""
     head = "".join(f"{'jobs':>6}{'total s':>8}{'median':>8}{'max':>8}" for _ in runs)
     print(f"{'rule':<16}{head}" + (f"{'ratio':>8}" if len(runs) == 2 else ""))
-    for rule in sorted({rule for seconds, _ in runs for rule in seconds}):
-        cells = [seconds.get(rule) for seconds, _ in runs]
-        line = f"{rule:<16}" + "".join(_cell(values) for values in cells)
+    for rule in sorted({rule for (seconds, _), _ in runs for rule in seconds}):
+        cells = [seconds.get(rule) for (seconds, _), _ in runs]
+        marked = rule + ("*" if any(rule in from_log for (_, from_log), _ in runs) else "")
+        line = f"{marked:<16}" + "".join(_cell(values) for values in cells)
         if len(runs) == 2:
             line += _ratio(sum(cells[0] or []), sum(cells[1] or []))
         print(line)
-    print("(* job seconds from the Snakemake log: the rule writes no benchmark file)")
+    print("(* some job seconds from the Snakemake log: that run's rule wrote no benchmark file)")
     for name, (_, timeline) in zip(names, runs, strict=True):
         if timeline is not None:
             minutes, idle = timeline.wall / 60, timeline.idle_core_seconds / 60
