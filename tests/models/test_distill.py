@@ -79,10 +79,10 @@ def test_heldout_documents_are_every_twentieth_and_never_trained_on():
 
 def test_teacher_budget_takes_a_seeded_subset_of_whole_chunks():
     chunks = torch.arange(40).view(10, 4)
-    first = distill.teacher_chunks(chunks, 13, torch.Generator().manual_seed(0))
-    again = distill.teacher_chunks(chunks, 13, torch.Generator().manual_seed(0))
+    first = distill.teacher_chunks(chunks, 13, 0)
+    again = distill.teacher_chunks(chunks, 13, 0)
     assert first.shape == (3, 4) and torch.equal(first, again)
-    assert distill.teacher_chunks(chunks, 10**6, torch.Generator().manual_seed(0)).shape == (10, 4)
+    assert distill.teacher_chunks(chunks, 10**6, 0).shape == (10, 4)
 
 
 def test_budgets_are_steps_and_tokens_with_clear_errors():

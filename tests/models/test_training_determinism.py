@@ -84,8 +84,9 @@ def test_bfloat16_autocast_on_a_cpu_only_where_it_is_native(monkeypatch, native)
 
 def test_the_config_passes_amp_to_training():
     from resispec.workflow.config import load_config
-    from resispec.workflow.steps.prepare_model import _budget
+    from resispec.workflow.steps.prepare_model import train_options
 
     config = load_config("config/config.yaml")
-    assert _budget(config["models"]["draft-default"]["train"], {})["amp"] is None  # the schema's default
-    assert _budget({"amp": False, "steps": 3}, {"seed": 1})["amp"] is False
+    default = config["models"]["draft-default"]["train"]
+    assert train_options(default, {})["amp"] is None  # the schema's default
+    assert train_options({"amp": False, "steps": 3}, {"seed": 1})["amp"] is False

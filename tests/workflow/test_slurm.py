@@ -37,7 +37,7 @@ from workflow_helpers import FAIL_ONCE, GPU_RULES, TEST_CONFIG, clean_env
 
 SCRIPTS = REPO / "scripts" / "slurm"
 PROFILE = REPO / "profiles" / "slurm"
-WORKFLOW_RULES = {"info", "prepare_model", "prepare_data", "decode", "exactness", "aggregate"}
+WORKFLOW_RULES = {"info", "teacher", "prepare_model", "prepare_data", "decode", "exactness", "aggregate"}
 WORKFLOW_RULES |= {"baseline", "audit_decode", "profile_pair", "notebook", "report", "paper_limits", "all"}
 LOCAL_RULES = {"all"}  # rules Snakemake runs in the main process (no action): never submitted
 # The plugin's first status check comes this many seconds after a submission (profile: 40 s).

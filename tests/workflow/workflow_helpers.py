@@ -12,7 +12,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 TABLES = [f"table{i}" for i in range(1, 7)] + ["figure1", "figure3"]
 # Rules whose jobs may need an accelerator: each declares a `gpu` resource; the SLURM profile sets one.
-GPU_RULES = frozenset({"prepare_model", "profile_pair", "decode", "baseline", "audit_decode"})
+GPU_RULES = frozenset({"teacher", "prepare_model", "profile_pair", "decode", "baseline", "audit_decode"})
 FAIL_ONCE = "fail_once"  # testing.fail_once_dir, relative to the working directory of each run
 # The run (in Table 2 and Figure 3) whose decode job fails once in the shared local run and the SLURM run.
 FAIL_ONCE_RUN = "cnn_dailymail_T1_sequoia16x4_tiny-target_tiny-draft_n2"

@@ -11,6 +11,7 @@ from resispec.decoding.tree_specs import profile_methods
 from resispec.report.captions import read_captions
 from resispec.workflow.config import rule_settings, validate_config
 from resispec.workflow.sheets import expand_jobs, group_baselines, group_runs
+from resispec.workflow.teachers import model_pass, teacher_passes
 from resispec.workflow.steps.info import record_key
 from resispec.workflow.paths import WorkflowPaths
 
@@ -34,6 +35,7 @@ MONTE_CARLO_RUNS = list(
     )
 )
 TABLES = sorted(TABLE_JOBS)
+TEACHERS = teacher_passes(config["models"], config["teacher_jobs"])
 
 
 wildcard_constraints:
@@ -43,6 +45,8 @@ wildcard_constraints:
     model="[A-Za-z0-9._-]+",
     target="[A-Za-z0-9._-]+",
     dataset="[a-z0-9_]+",
+    teacher="[A-Za-z0-9._-]+",
+    part="[0-9]+",
 
 
 def run_json(wildcards):
@@ -134,11 +138,26 @@ def corpus_input(wildcards):
 
 
 def teacher_inputs(wildcards):
+    """A trained model's target and the parts of its shared teacher pass that hold its chunks."""
     spec = config["models"][wildcards.model]
     teacher = (spec.get("train") or spec.get("eagle") or {}).get("target") or spec.get(
         "head_of"
     )
-    return {"teacher": PATHS.model(teacher)} if teacher else {}
+    inputs = {"teacher": PATHS.model(teacher)} if teacher else {}
+    shared = model_pass(TEACHERS, wildcards.model)
+    if shared is not None:
+        budget = (spec.get("train") or spec.get("eagle"))["teacher_tokens"]
+        inputs["teacher_labels"] = [
+            PATHS.teacher(shared.name, part) for part in shared.parts_of(budget)
+        ]
+    return inputs
+
+
+def teacher_json(wildcards):
+    """What one part of a shared teacher pass labels (`TeacherPass.job`)."""
+    return json.dumps(
+        TEACHERS[wildcards.teacher].job(int(wildcards.part)), sort_keys=True
+    )
 
 
 def decode_inputs(wildcards):

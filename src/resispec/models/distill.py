@@ -11,6 +11,7 @@ for such a draft) with q_T.
 from __future__ import annotations
 
 import copy
+import hashlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from typing import NamedTuple
 
 import torch
 
+from resispec.models.teacher_parts import TEACHER_BATCH
 from resispec.models.training import Progress
 
 log = logging.getLogger(__name__)
@@ -103,13 +105,23 @@ def load_teacher(target_dir, opts, *, texts, token_ids, heldout, caller: str):
     return target, data
 
 
-def teacher_chunks(chunks: torch.Tensor, teacher_tokens: int, generator: torch.Generator) -> torch.Tensor:
-    """The chunks the teacher labels: a seeded random subset of `teacher_tokens // S` rows of [N, S]
-    (every corpus is sampled whatever the budget), all of them when the budget covers the corpus."""
+def teacher_seed(seed: int) -> int:
+    """The seed of the teacher's chunk order: derived from the training seed alone (not from a model's own
+    generator), so that every model trained on a target with the same seed and chunks labels a prefix of
+    the same order, and one teacher pass serves them all (`resispec.models.teacher`)."""
+    digest = hashlib.sha256(f"{seed}|teacher-chunks".encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+def teacher_chunks(chunks: torch.Tensor, teacher_tokens: int, seed: int) -> torch.Tensor:
+    """The chunks the teacher labels: the first `teacher_tokens // S` rows of [N, S] (at least one, at
+    most N) in an order seeded by `teacher_seed(seed)`, so every corpus is sampled whatever the budget,
+    and a smaller budget labels a prefix of a larger one's chunks."""
     rows = max(1, min(chunks.shape[0], teacher_tokens // chunks.shape[1]))
     if rows < chunks.shape[0]:
         log.info("teacher budget: %d of %d chunks (%d tokens)", rows, chunks.shape[0], rows * chunks.shape[1])
-    return chunks[torch.randperm(chunks.shape[0], generator=generator)[:rows]]
+    order = torch.randperm(chunks.shape[0], generator=torch.Generator().manual_seed(teacher_seed(seed)))
+    return chunks[order[:rows]]
 
 
 @dataclass
@@ -120,6 +132,26 @@ class TeacherTargets:
     indices: torch.Tensor  # [N, S, k] int32, the same top-k tokens at every temperature
     probs: dict[float, torch.Tensor]  # {T: [N, S, k] float16}
     features: torch.Tensor | None = None  # [N, S, H] bfloat16, last hidden state (after the final norm)
+
+    def rows(self, first: int, last: int) -> TeacherTargets:
+        """The targets of chunks ``first:last``."""
+        return TeacherTargets(
+            tokens=self.tokens[first:last],
+            indices=self.indices[first:last],
+            probs={t: p[first:last] for t, p in self.probs.items()},
+            features=None if self.features is None else self.features[first:last],
+        )
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[TeacherTargets]) -> TeacherTargets:
+        """The parts' chunks one after the other (features only if every part has them)."""
+        with_features = all(part.features is not None for part in parts)
+        return cls(
+            tokens=torch.cat([part.tokens for part in parts]),
+            indices=torch.cat([part.indices for part in parts]),
+            probs={t: torch.cat([part.probs[t] for part in parts]) for t in parts[0].probs},
+            features=torch.cat([part.features for part in parts]) if with_features else None,
+        )
 
 
 def _teacher_copy(target, amp: bool):
@@ -136,10 +168,13 @@ def teacher_topk(
     top_k: int,
     temperatures: Sequence[float] = (1.0,),
     amp: bool,
-    batch_size: int = 8,
+    batch_size: int = TEACHER_BATCH,
     with_features: bool = False,
 ) -> TeacherTargets:
-    """Run the target over every row of `chunks` [N, S]; keep its top-k probabilities at each temperature."""
+    """Run the target over every row of `chunks` [N, S], `batch_size` rows at a time; keep its top-k
+    probabilities at each temperature (and its last hidden states ``with_features``)."""
+    if chunks.shape[0] == 0:
+        raise ValueError("teacher_topk: no chunks to label")
     teacher = _teacher_copy(target, amp)
     probs, indices, feats = {t: [] for t in temperatures}, [], []
     progress = Progress("teacher", chunks.numel(), "tokens", every=20)

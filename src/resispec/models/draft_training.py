@@ -18,15 +18,10 @@ import torch
 
 from resispec.models.acceptance import measure_acceptances
 from resispec.models.compute import compute_ratio
-from resispec.models.distill import (
-    TeacherTargets,
-    load_teacher,
-    teacher_chunks,
-    teacher_topk,
-    tempered_loss,
-)
+from resispec.models.distill import TeacherTargets, load_teacher, tempered_loss
 from resispec.models.draft_init import DraftArch, draft_config, init_from_target, init_random
 from resispec.models.reduced_vocab import CONFIG_KEY, ReducedVocabHead, attach, draft_vocabulary
+from resispec.models.teacher import load_parts, model_targets
 from resispec.models.training import (
     TrainOptions,
     loss_summary,
@@ -117,6 +112,7 @@ def train_draft(
     heldout: Sequence[Sequence[int]] | None = None,
     arch: DraftArch | dict | None = None,
     max_compute_ratio: float = 0.15,
+    teacher: Sequence[str | Path] | None = None,
     **options,
 ) -> dict:
     """Distil a draft from the target in `target_dir` and save it (with the tokenizer) to `out_dir`.
@@ -124,20 +120,21 @@ def train_draft(
     Training data: `texts` (tokenized with the target's tokenizer) or `token_ids`, cut into `seq_len`
     chunks; `heldout` sequences (default: held-out documents, `distill.split_heldout`) measure
     acceptance. `arch`: a `DraftArch` (or its fields); `options`: the fields of `TrainOptions`.
+    `teacher`: the parts of a shared teacher pass (`resispec.models.teacher`) holding this draft's
+    chunks; None: the draft's own pass.
     Returns (and writes as training.json) the report: architecture, compute ratio, acceptance before and
     after, losses and the training cost (steps, teacher and trained tokens, seconds, machine load).
     """
     opts = TrainOptions(**options)
     arch = arch if isinstance(arch, DraftArch) else DraftArch(**(arch or {}))
     with pinned_threads(opts.threads):
-        return _train_draft(target_dir, out_dir, texts, token_ids, heldout, arch, max_compute_ratio, opts)
+        data = {"texts": texts, "token_ids": token_ids, "heldout": heldout}
+        return _train_draft(target_dir, out_dir, data, arch, max_compute_ratio, opts, teacher)
 
 
-def _train_draft(target_dir, out_dir, texts, token_ids, heldout, arch, max_ratio, opts) -> dict:
+def _train_draft(target_dir, out_dir, data: dict, arch, max_ratio, opts, teacher) -> dict:
     start, load_start = time.monotonic(), machine_load()
-    target, (chunks, heldout, tokenizer) = load_teacher(
-        target_dir, opts, texts=texts, token_ids=token_ids, heldout=heldout, caller="train_draft"
-    )
+    target, (chunks, heldout, tokenizer) = load_teacher(target_dir, opts, **data, caller="train_draft")
     generator = torch.Generator().manual_seed(opts.seed)
     draft, ratio = build_draft(target, arch, chunks, generator, max_ratio)
     report = {
@@ -149,13 +146,9 @@ def _train_draft(target_dir, out_dir, texts, token_ids, heldout, arch, max_ratio
     report["compute_ratio_ctx256"] = compute_ratio(draft.config, target.config, context_len=256)
     report["acceptance_before"] = acceptance_report(target, draft, heldout)
     teacher_start = time.monotonic()
-    targets = teacher_topk(
-        target,
-        teacher_chunks(chunks, opts.teacher_tokens, generator),
-        top_k=opts.top_k,
-        temperatures=opts.temperatures,
-        amp=opts.use_amp,
-    )
+    shared = load_parts(teacher) if teacher else None
+    targets = model_targets(target, chunks, opts, features=False, shared=shared)
+    report["teacher_pass"] = "shared" if shared else "own"  # teacher_seconds: reading, or labelling
     teacher_seconds, train_start = time.monotonic() - teacher_start, time.monotonic()
     report.update(loss_summary(_fit(draft, arch, targets, opts, generator)))
     report["acceptance"] = acceptance_report(target, draft, heldout)

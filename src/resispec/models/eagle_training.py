@@ -19,15 +19,10 @@ import torch
 from torch.nn import functional as F
 
 from resispec.models.acceptance import overlap, same_length_batches
-from resispec.models.distill import (
-    TeacherTargets,
-    load_teacher,
-    teacher_chunks,
-    teacher_topk,
-    tempered_loss,
-)
+from resispec.models.distill import TeacherTargets, load_teacher, tempered_loss
 from resispec.models.eagle_head import EagleHead, new_eagle_head, save_eagle_head
 from resispec.models.reduced_vocab import ReducedVocabHead, draft_vocabulary
+from resispec.models.teacher import load_parts, model_targets
 from resispec.models.training import (
     TrainOptions,
     loss_summary,
@@ -92,23 +87,25 @@ def train(
     token_ids: Sequence[Sequence[int]] | None = None,
     heldout: Sequence[Sequence[int]] | None = None,
     vocab: int | None = None,
+    teacher: Sequence[str | Path] | None = None,
     **options,
 ) -> dict:
     """Train an EAGLE-1 head on the target's features over `texts` or `token_ids` (cut into `seq_len`
     chunks; `heldout` defaults to held-out documents), save it in the EAGLE-1 layout to `out_dir` with a
     training.json report (losses, acceptance at T = 1 and 0.6, compute ratio, training cost) and return
     the report. `vocab`: draft over the `vocab` most frequent training tokens (q = 0 elsewhere; None:
-    the target's vocabulary). `options` are the fields of `TrainOptions`."""
+    the target's vocabulary). `options` are the fields of `TrainOptions`. `teacher`: the parts of a
+    shared teacher pass (`resispec.models.teacher`) holding this head's chunks and features; None: the
+    head's own pass."""
     opts = TrainOptions(**options)
     with pinned_threads(opts.threads):
-        return _train(target_dir, out_dir, texts, token_ids, heldout, vocab, opts)
+        data = {"texts": texts, "token_ids": token_ids, "heldout": heldout}
+        return _train(target_dir, out_dir, data, vocab, opts, teacher)
 
 
-def _train(target_dir, out_dir, texts, token_ids, heldout, vocab, opts: TrainOptions) -> dict:
+def _train(target_dir, out_dir, data: dict, vocab, opts: TrainOptions, teacher) -> dict:
     start, load_start = time.monotonic(), machine_load()
-    target, (chunks, heldout, _) = load_teacher(
-        target_dir, opts, texts=texts, token_ids=token_ids, heldout=heldout, caller="train_eagle_head"
-    )
+    target, (chunks, heldout, _) = load_teacher(target_dir, opts, **data, caller="train_eagle_head")
     generator = torch.Generator().manual_seed(opts.seed)
     head = new_eagle_head(target, generator, vocab and draft_vocabulary(target.config, chunks, vocab)).to(
         opts.device
@@ -120,14 +117,9 @@ def _train(target_dir, out_dir, texts, token_ids, heldout, vocab, opts: TrainOpt
     }
     report["acceptance_before"] = _acceptance(target, head, heldout)
     teacher_start = time.monotonic()
-    targets = teacher_topk(
-        target,
-        teacher_chunks(chunks, opts.teacher_tokens, generator),
-        top_k=opts.top_k,
-        temperatures=opts.temperatures,
-        amp=opts.use_amp,
-        with_features=True,
-    )
+    shared = load_parts(teacher) if teacher else None
+    targets = model_targets(target, chunks, opts, features=True, shared=shared)
+    report["teacher_pass"] = "shared" if shared else "own"  # teacher_seconds: reading, or labelling
     teacher_seconds, train_start = time.monotonic() - teacher_start, time.monotonic()
     head.train()
     params = [p for p in head.parameters() if p.requires_grad]

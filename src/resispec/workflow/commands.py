@@ -16,6 +16,7 @@ COMMANDS = {
     "info": "resispec.workflow.steps.info",
     "validate-config": "resispec.workflow.steps.validate_config",
     "prepare-data": "resispec.workflow.steps.prepare_data",
+    "teacher": "resispec.workflow.steps.teacher",
     "prepare-model": "resispec.workflow.steps.prepare_model",
     "profile-pair": "resispec.workflow.steps.profile_pair",
     "decode": "resispec.workflow.steps.decode",

@@ -16,6 +16,10 @@ class WorkflowPaths:
     def model(self, model: str = "{model}") -> str:
         return f"{self.results}/models/{model}/READY.json"
 
+    def teacher(self, name: str = "{teacher}", part: str = "{part}") -> str:
+        """One part of a shared teacher pass (`resispec.workflow.teachers`): temporary, read by its models."""
+        return f"{self.results}/teachers/{name}/part{part}.pt"
+
     def profile(self, target: str = "{target}", draft: str = "{draft}") -> str:
         return f"{self.results}/profiles/{target}/{draft}.json"
 

@@ -20,6 +20,14 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--teacher", type=existing_file, help="READY.json of the target a draft or head is trained on"
     )
+    parser.add_argument(
+        "--teacher-labels",
+        dest="teacher_labels",
+        nargs="+",
+        type=existing_file,
+        help="the parts of the shared teacher pass holding the model's chunks (`resispec teacher`); "
+        "none: the model's own teacher pass",
+    )
     add_settings(parser)
 
 
@@ -27,7 +35,7 @@ ARCH_KEYS = ("init", "layers", "source_layers", "hidden", "intermediate", "vocab
 BUDGET_KEYS = ("loss", "temperatures", "teacher_tokens", "steps", "batch_size", "seq_len", "lr", "amp")
 
 
-def _budget(block: dict, settings: dict) -> dict:
+def train_options(block: dict, settings: dict) -> dict:
     """TrainOptions of a `train` / `eagle` block: its budget keys plus the run's seed, device, threads."""
     options = {key: block[key] for key in BUDGET_KEYS if key in block}
     if "temperatures" in options:
@@ -40,7 +48,7 @@ def _budget(block: dict, settings: dict) -> dict:
     }
 
 
-def _train_draft(spec: dict, teacher: Path, dest: Path, settings: dict) -> dict:
+def _train_draft(spec: dict, teacher: Path, labels: list | None, dest: Path, settings: dict) -> dict:
     from resispec.decoding.profile import position_acceptance
     from resispec.models.draft_training import train_draft
     from resispec.models.loading import load_model
@@ -54,7 +62,8 @@ def _train_draft(spec: dict, teacher: Path, dest: Path, settings: dict) -> dict:
         texts=texts,
         arch={key: train[key] for key in ARCH_KEYS if key in train},
         max_compute_ratio=train.get("max_compute_ratio", 0.15),
-        **_budget(train, settings),
+        teacher=labels,
+        **train_options(train, settings),
     )
     device = settings.get("device", "cpu")
     target, draft = load_model(teacher, device=device), load_model(dest, device=device)
@@ -62,7 +71,7 @@ def _train_draft(spec: dict, teacher: Path, dest: Path, settings: dict) -> dict:
     return {"kind": "draft", "teacher": train["target"], **report}
 
 
-def _train_eagle(spec: dict, teacher: Path, dest: Path, settings: dict) -> dict:
+def _train_eagle(spec: dict, teacher: Path, labels: list | None, dest: Path, settings: dict) -> dict:
     from resispec.models.eagle_training import train as train_eagle_head
     from resispec.models.preparation import training_texts
 
@@ -72,7 +81,8 @@ def _train_eagle(spec: dict, teacher: Path, dest: Path, settings: dict) -> dict:
         dest,
         texts=training_texts(settings.get("data", {})),
         vocab=eagle.get("vocab"),
-        **_budget(eagle, settings),
+        teacher=labels,
+        **train_options(eagle, settings),
     )
     return {"kind": "eagle", "teacher": eagle["target"], **report}
 
@@ -90,9 +100,9 @@ def run(args) -> int:
         if spec.get("head_of"):
             info.update(kind="eagle", teacher=spec["head_of"])
     elif "train" in spec:
-        info = _train_draft(spec, model_dir(args.teacher), dest, args.settings)
+        info = _train_draft(spec, model_dir(args.teacher), args.teacher_labels, dest, args.settings)
     else:
-        info = _train_eagle(spec, model_dir(args.teacher), dest, args.settings)
+        info = _train_eagle(spec, model_dir(args.teacher), args.teacher_labels, dest, args.settings)
     info.update(model=args.model, seconds=round(time.monotonic() - start, 1))
     require_weights(dest, f"model {args.model}")  # READY.json only over a directory with its weights
     write_json(args.ready, info)
