@@ -37,7 +37,7 @@ def eagle_head(target_model):
     return new_eagle_head(target_model, torch.Generator().manual_seed(3)).eval()
 
 
-def per_step_events(monkeypatch, target_model, drafter, method, tree, verify_mode):
+def per_step_events(monkeypatch, target_model, drafter, method, tree, verify_mode, audit_top=None):
     """Host-sync events of each complete step (the last one, which also holds generate's end, dropped)."""
     marks = []
     original = engine._Loop._verify_step
@@ -58,6 +58,7 @@ def per_step_events(monkeypatch, target_model, drafter, method, tree, verify_mod
             eos_token_id=[],
             generator=torch.Generator().manual_seed(0),
             verify_mode=verify_mode,
+            audit_top=audit_top,
         )
     assert len(marks) >= 3, "too few steps to count"
     return [counter.events[a:b] for a, b in zip(marks[:-1], marks[1:], strict=True)]
@@ -88,3 +89,37 @@ def test_one_host_sync_per_step(
     assert all(
         e.kind == "tolist" and e.where.startswith("resispec/decoding/engine.py") for s in steps for e in s
     )
+
+
+@pytest.mark.parametrize("verify_mode", ["tree", "path"])
+def test_audit_logging_adds_no_host_sync_to_a_step(monkeypatch, target_model, draft_model, verify_mode):
+    """With the audit's logging on (``audit_top``), a step still makes only its one copy of its decisions:
+    it keeps copies of the visited nodes' rows, and their entries are built after the generation
+    (``walk.finish_audit``)."""
+    tree, method = TREES["d5b3"](), "specinfer"
+    steps = per_step_events(monkeypatch, target_model, draft_model, method, tree, verify_mode, audit_top=4)
+    assert [len(events) for events in steps] == [1] * len(steps), [[e.where for e in s] for s in steps]
+
+
+def test_audit_entries_are_built_after_the_generation_is_timed(monkeypatch, target_model, draft_model):
+    """Every audit entry (its top-k, host lists) is built after ``wall_s`` is measured, when the step
+    times are filled in: the timing of a generation with the audit's logging on leaves them out."""
+    events = []
+    entry, fill_times = walk.audit_entry, engine._Loop.fill_times
+    monkeypatch.setattr(walk, "audit_entry", lambda *a, **k: events.append("entry") or entry(*a, **k))
+    monkeypatch.setattr(
+        engine._Loop, "fill_times", lambda self, steps: events.append("timed") or fill_times(self, steps)
+    )
+    out = engine.generate(
+        target_model,
+        draft_model,
+        PROMPT,
+        tree=TREES["d5b3"](),
+        max_new_tokens=12,
+        eos_token_id=[],
+        generator=torch.Generator().manual_seed(0),
+        audit_top=4,
+    )
+    entries = sum(len(step.audit) for step in out.steps)
+    assert entries >= len(out.steps) > 0 and events == ["timed"] + ["entry"] * entries
+    assert all(isinstance(e, dict) and e["candidates"] is not None for s in out.steps for e in s.audit)

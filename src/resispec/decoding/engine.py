@@ -21,7 +21,7 @@ from resispec.decoding.records import GenerateOutput, StepRecord
 from resispec.decoding.target import new_target, sync
 from resispec.decoding.tree_attention import model_device
 from resispec.decoding.trees import Tree
-from resispec.decoding.walk import WalkContext, counts
+from resispec.decoding.walk import WalkContext, counts, finish_audit
 
 __all__ = ["generate", "warm_up", "run_capacity", "GenerateOutput", "StepRecord"]
 
@@ -78,7 +78,8 @@ def generate(  # noqa: PLR0913 (the public entry point: keyword-only documented 
     ``temperature == 0`` the ``greedy`` verifier is used whatever ``method`` says; ``verifier_options``
     go to ``get_verifier`` (the method's options, e.g. ers ``iterations``). ``eos_token_id`` defaults to
     the target's generation config; pass ``[]`` to disable EOS stopping. ``audit_top=N`` stores each
-    verified node's (target, draft) distributions truncated to the top-N tokens. ``compile_mode`` and
+    verified node's (target, draft) distributions truncated to the top-N tokens (the step keeps copies of
+    the node's rows; the entries are built after ``wall_s`` is measured). ``compile_mode`` and
     ``verify_mode`` (None: chosen for the device) are described in ``resispec.decoding.compiled``.
     ``capacity``: the static caches' size, at least this prompt's needs (``run_capacity``): a run passes
     one for all its prompts, so that every prompt reuses the same caches and compiled graphs.
@@ -103,6 +104,7 @@ def generate(  # noqa: PLR0913 (the public entry point: keyword-only documented 
     sync(device)
     wall = time.perf_counter() - start
     loop.fill_times(steps)
+    finish_audit(steps)  # the audit's entries, built outside the timed generation
     new_tokens = loop.ids[len(prompt) : len(prompt) + sum(s.accepted_length for s in steps)].clone()
     return GenerateOutput(
         new_tokens,

@@ -35,7 +35,7 @@ class StepRecord:
     time_verify_s: float = 0.0
     time_shaping_s: float = 0.0
     time_commit_s: float = 0.0
-    audit: list[dict] = field(default_factory=list)
+    audit: list[dict] = field(default_factory=list)  # ``audit_top``: one entry per visited node
     shaping_time_s: dict[str, float] = field(default_factory=dict)  # verifier budgeting/redistribution/proxy
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import torch
 
@@ -29,7 +30,16 @@ from resispec.verify.batched import BatchOutcome, RowSettings, verify_rows
 from resispec.verify.checks import check_pair
 from resispec.verify.rows import NO_CANDIDATE
 
-__all__ = ["PayloadLayout", "StepDecision", "WalkContext", "WalkResult", "walk_tree", "walk_path", "counts"]
+__all__ = [
+    "PayloadLayout",
+    "StepDecision",
+    "WalkContext",
+    "WalkResult",
+    "walk_tree",
+    "walk_path",
+    "counts",
+    "finish_audit",
+]
 
 
 @dataclass(frozen=True)
@@ -91,7 +101,7 @@ class WalkResult:
     position_accepted: list[int]
     depth_tried: list[int]
     depth_accepted: list[int]
-    audit: list[dict] = field(default_factory=list)
+    audit: list[Callable[[], dict]] = field(default_factory=list)  # pending entries (``finish_audit``)
 
 
 @dataclass(frozen=True)
@@ -281,27 +291,33 @@ def counts(
             result.position_accepted[accepted_index] += 1
             result.depth_accepted[tree.depths[node]] += 1
         if audit_top:
-            result.audit.append(_audit(decision, i, node, accepted_index, tokens[i], audit_top, tree))
+            result.audit.append(_pending_audit(decision, i, node, accepted_index, tokens[i], audit_top, tree))
     return result
 
 
-def _audit(decision: StepDecision, level: int, node: int, accepted_index, token: int, top: int, tree) -> dict:
-    """The audit entry of the ``level``-th visited node (after the step's sync: host reads are fine)."""
+def _pending_audit(
+    decision: StepDecision, level: int, node: int, accepted_index, token: int, top: int, tree
+) -> Callable[[], dict]:
+    """The audit entry of the ``level``-th visited node, built later (``finish_audit``): in the step, only
+    copies of the node's rows are kept (a row of the tree walk's [N, V] rows, or the path walk's level);
+    the entry's top-k, slicing and host conversions run after the generation is timed."""
     if decision.all_rows is not None:
-        target_rows, draft_rows, candidates, valid = decision.all_rows
-        target_row, draft_row, cands, ok = target_rows[node], draft_rows[node], candidates[node], valid[node]
+        rows = tuple(part[node] for part in decision.all_rows)
     else:
-        target_row, draft_row, cands, ok = decision.levels[level]
-    cands = cands[: int(ok.sum())]
+        rows = decision.levels[level]
+    target_row, draft_row, cands, valid = (part.clone() for part in rows)  # a step's buffers may be reused
+    extra = {"node": node, "depth": tree.depths[node], "accepted_index": accepted_index, "token": int(token)}
+    return partial(_audit_entry, target_row, draft_row, cands, valid, top, **extra)
+
+
+def _audit_entry(target_row, draft_row, cands, valid, top: int, **extra) -> dict:
+    cands = cands[: int(valid.sum())]
     if not len(cands):  # a leaf, or no child could be drawn: the draft row is not used
         draft_row = target_row
-    return audit_entry(
-        target_row,
-        draft_row,
-        cands,
-        top,
-        node=node,
-        depth=tree.depths[node],
-        accepted_index=accepted_index,
-        token=int(token),
-    )
+    return audit_entry(target_row, draft_row, cands, top, **extra)
+
+
+def finish_audit(steps) -> None:
+    """Build the audit entries ``counts`` left pending in each step's record (``StepRecord.audit``)."""
+    for step in steps:
+        step.audit = [entry() for entry in step.audit]
