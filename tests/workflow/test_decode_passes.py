@@ -230,3 +230,22 @@ def test_bench_warm_up_prints_each_methods_first_steps_over_its_steady_step(run,
     assert set(rows) == {"specinfer", "autoregressive"}
     for values in rows.values():
         assert float(values[0]) > 0 and len(values) >= 2 and all(float(v) > 0 for v in values[1:])
+
+
+def test_bench_audit_logging_prints_each_methods_ratio_and_the_same_tokens(run, capsys):
+    """`python -m resispec.bench audit_logging` on the tiny pair: per method, both settings' ms per token,
+    the on / off ratio inside its interval, and the same tokens in every pair (the logging draws nothing
+    from the generator)."""
+    from resispec.bench import audit_logging
+
+    root = run["root"]
+    argv = ["--target", str(root / "t"), "--draft", str(root / "d"), "--prompts", str(root / "prompts.jsonl")]
+    argv += ["--num-prompts", "2", "--tree", "d3b2", "--threads", "1", "--top", "4"]
+    argv += ["--methods", "specinfer,ers", "--rounds", "2"]
+    assert audit_logging.main(argv) == 0
+    rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()[2:]}
+    assert set(rows) == {"specinfer", "ers"}
+    for off, on, ratio, low, high, after, same in rows.values():
+        assert float(off) > 0 and float(on) > 0 and abs(float(after)) < 60
+        assert float(low.strip("[,")) <= float(ratio) <= float(high.strip("]"))
+        assert same == "4/4"  # 2 prompts x 2 rounds

@@ -25,8 +25,10 @@ def step_seconds(output) -> list[float]:
     return [sum(getattr(step, f"time_{p}_s") for p in parts) for step in output.steps]
 
 
-def parse(argv):
-    parser = argparse.ArgumentParser(prog="python -m resispec.bench warm_up", description=__doc__)
+def session_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """The options of a benchmark that decodes a run's prompts in a ``DecodeSession`` (this one and
+    ``audit_logging``)."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--target", type=Path, required=True, help="target model directory")
     parser.add_argument("--draft", type=Path, required=True, help="draft model directory")
     parser.add_argument("--prompts", type=Path, required=True, help="prompts JSONL")
@@ -36,25 +38,33 @@ def parse(argv):
     parser.add_argument("--methods", default="specinfer,resispec,ers,optimal,autoregressive")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", default="cpu")
-    return parser.parse_args(argv)
+    return parser
 
 
-def main(argv=None) -> int:
+def open_session(args, run: str):
+    """(session, job, prompts): the run's models loaded as the timing pass loads them, caches sized and
+    graphs built (``DecodeSession.prepare``); torch on ``args.threads`` threads."""
     import torch
 
     from resispec.corpora import read_prompts
-    from resispec.decoding.order import interleaved, prompt_seed
     from resispec.decoding.session import DecodeSession
 
-    args = parse(argv)
     torch.set_num_threads(args.threads)
-    methods = args.methods.split(",")
-    job = {"run": "warm-up", "target": str(args.target), "draft": str(args.draft), "dataset": "-"}
-    job |= {"temperature": args.temperature, "tree": args.tree, "methods": methods}
+    job = {"run": run, "target": str(args.target), "draft": str(args.draft), "dataset": "-"}
+    job |= {"temperature": args.temperature, "tree": args.tree, "methods": args.methods.split(",")}
     settings = {"device": args.device, "dtype": "float32", "compile": "auto", "seed": 0}
     prompts = read_prompts(args.prompts)[: args.num_prompts]
     session = DecodeSession.open(job, settings, args.target, args.draft)
     session.prepare(prompts)
+    return session, job, prompts
+
+
+def main(argv=None) -> int:
+    from resispec.decoding.order import interleaved, prompt_seed
+
+    args = session_parser("python -m resispec.bench warm_up", __doc__).parse_args(argv)
+    session, job, prompts = open_session(args, "warm-up")
+    methods = job["methods"]
     times: dict[str, list[list[float]]] = {m: [] for m in methods}
     for method, prompt in interleaved(methods, prompts, set()):
         output = session.generate(method, prompt, prompt_seed(0, job, prompt["prompt_id"]))
