@@ -36,6 +36,7 @@ def test_the_log_gives_wall_threads_and_idle_cores(tmp_path):
     assert [job.seconds for job in timeline.jobs] == [120, 60, 90] and timeline.jobs[2].threads == 2
     assert timeline.wall == 210
     assert timeline.idle_core_seconds == 2 * 210 - (120 + 60 + 2 * 90)  # one core idle for a minute
+    assert timeline.alone_seconds == 90  # decode holds both cores
 
 
 def test_benchmark_files_first_and_the_log_for_rules_without_them(tmp_path, capsys):
@@ -52,6 +53,7 @@ def test_benchmark_files_first_and_the_log_for_rules_without_them(tmp_path, caps
     out = capsys.readouterr().out
     assert "exactness*" in out and "1.00" in out
     assert "wall 3.5 min on 2 cores, idle 1.0 core-minutes" in out
+    assert "jobs on every core (each alone) 1.5 min of the wall" in out
 
 
 def test_a_rule_timed_by_file_in_one_run_and_by_log_in_the_other_is_one_row(tmp_path, capsys):

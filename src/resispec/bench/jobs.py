@@ -7,9 +7,10 @@
 Per rule it prints the jobs, their seconds from ``results/benchmarks/RULE/*.tsv`` (the ``s`` column Snakemake
 writes for every rule that declares ``benchmark:``) as total / median / max, and, from the Snakemake log, the
 job seconds of rules without a benchmark file. From the log it also prints the run's wall time, the cores it
-was given and the core-seconds no job used (idle cores: a job that needs every core waits for the others to
-finish, and a single-core job at the end of a stage runs alone). With ``--against`` (a second run) each
-number gets the second run's beside it and their ratio (second / first).
+was given, the core-seconds no job used (idle cores: a job that needs every core waits for the others to
+finish, and a single-core job at the end of a stage runs alone) and the minutes of jobs that hold every core
+(the timed passes, each alone: a floor under the wall time that no scheduling lowers). With ``--against``
+(a second run) each number gets the second run's beside it and their ratio (second / first).
 """
 
 from __future__ import annotations
@@ -57,6 +58,12 @@ class Timeline:
         """Cores x wall minus the core-seconds jobs held (a job holds its threads, at most the cores)."""
         held = sum(min(job.threads, self.cores) * job.seconds for job in self.jobs)
         return self.cores * self.wall - held
+
+    @property
+    def alone_seconds(self) -> float:
+        """Seconds of the jobs that hold every core (the timed passes): no other job runs beside them, so
+        the run's wall time is at least their sum, whatever the other jobs do."""
+        return sum(job.seconds for job in self.jobs if job.threads >= self.cores)
 
 
 def parse_log(path: Path) -> Timeline:
@@ -130,6 +137,8 @@ def print_tables(runs: list[tuple[tuple[dict, set], Timeline | None]], names: li
         if timeline is not None:
             minutes, idle = timeline.wall / 60, timeline.idle_core_seconds / 60
             print(f"{name}: wall {minutes:.1f} min on {timeline.cores} cores, idle {idle:.1f} core-minutes")
+            alone = timeline.alone_seconds / 60
+            print(f"{name}: jobs on every core (each alone) {alone:.1f} min of the wall")
     if len(runs) == 2 and all(timeline for _, timeline in runs):
         print(f"wall ratio (second / first): {runs[1][1].wall / runs[0][1].wall:.2f}")
 
