@@ -67,7 +67,8 @@ def test_records_say_their_pass_and_machine(run_dir):
 def test_a_reader_sees_what_they_saw_before_the_work_was_shared(run_dir):
     """The report's sections, figures and paper tables, and the metrics of every (table, row, method),
     are the ones the `.test` run gave before each baseline was decoded once for the runs that share it
-    (tests/workflow/data/test_outputs.json, written by `outputs_manifest` from that run)."""
+    (tests/workflow/data/test_outputs.json, written by `outputs_manifest` from that run; its sibling-position
+    and worst-node metric names since folded as `outputs_manifest` folds them: they follow the models)."""
     expected = json.loads((REPO / "tests" / "workflow" / "data" / "test_outputs.json").read_text())
     found = outputs_manifest(run_dir / ".test")
     for key in expected:

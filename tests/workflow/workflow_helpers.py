@@ -73,10 +73,17 @@ def tiny_decoding_dir(root: Path, prompts: int, prompt_tokens: int, max_new_toke
     return out
 
 
+# audit.aggregate.node_extremes: rows only where some audited node's law is exact (law_err = 0)
+NODE_EXTREMES = frozenset({"kl_max", "max_excess_over_alpha_star", "max_excess_over_bound"})
+
+
 def outputs_manifest(project: Path) -> dict:
     """What a finished run shows a reader, by name: the report's sections, the figures and paper tables
     under reports/, and the metrics of every (table, row, method) of the tidy tables (values aside; a
-    row's metric list is an index into ``metric_lists``)."""
+    row's metric list is an index into ``metric_lists``). ``position_acceptance_<i>`` names count as one,
+    ``position_acceptance_k``, and the worst-node metrics (``NODE_EXTREMES``) are left out: which sibling
+    positions a run tried, and whether any audited node's law was computed without pruning, are data (the
+    trained models), not the tables' layout."""
     import csv
     import re
 
@@ -86,7 +93,9 @@ def outputs_manifest(project: Path) -> dict:
         with open(path, newline="") as handle:
             for r in csv.DictReader(handle):
                 key = (path.stem, r.get("row") or r.get("table", ""), r.get("method", ""))
-                metrics.setdefault(key, set()).add(r.get("metric") or r.get("convention", ""))
+                name = r.get("metric") or r.get("convention", "")
+                name = re.sub(r"^(position_acceptance)_\d+$", r"\1_k", name)
+                metrics.setdefault(key, set()).update({name} - NODE_EXTREMES)
     lists = sorted({tuple(sorted(m)) for m in metrics.values()})
     jobs: dict[str, dict] = {}
     for (table, row, method), names in sorted(metrics.items()):
