@@ -18,7 +18,7 @@ ALLOWED = {
     "decoding": {"models", "verify"},
     "audit": {"verify"},
     "report": {"audit", "verify"},
-    "bench": {"corpora", "decoding", "models", "verify", "audit"},
+    "bench": {"corpora", "decoding", "models", "verify", "audit", "report"},
     "workflow": {"corpora", "models", "decoding", "verify", "audit", "report", "bench"},
 }
 ROOT = "(top level)"  # __init__, __main__, cli: the entry points may import anything

@@ -9,12 +9,11 @@ import pytest
 from workflow_helpers import REPO, tiny_decoding_dir
 
 from resispec.audit.aggregate import table_rows
-from resispec.decoding.order import prompt_seed
+from resispec.decoding.order import WARMUP_NEW_TOKENS, prompt_seed
 from resispec.decoding.session import DecodeSession
 from resispec.workflow.commands import main
 from resispec.workflow.config import load_config
 from resispec.workflow.sheets import expand_jobs, group_baselines, group_runs
-from resispec.workflow.steps.decode import WARMUP_NEW_TOKENS
 
 BASELINE = {
     "run": "c4_T1_t_n3",

@@ -12,10 +12,10 @@ import pytest
 import torch
 from workflow_helpers import decode_args, tiny_decoding_dir
 
-from resispec.decoding.order import interleaved
+from resispec.decoding.order import WARMUP_NEW_TOKENS, interleaved
 from resispec.decoding.session import DecodeSession
 from resispec.workflow.commands import main
-from resispec.workflow.steps.decode import WARMUP_NEW_TOKENS, fail_once
+from resispec.workflow.steps.decode import fail_once
 
 METHODS = ["specinfer", "resispec", "autoregressive"]
 JOB = {

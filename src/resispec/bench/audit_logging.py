@@ -42,8 +42,7 @@ def decode(session, method: str, prompt: dict, seed: int, top: int | None) -> tu
 def measure(session, job: dict, prompts: list[dict], rounds: int, top: int) -> dict[str, dict[str, list]]:
     """Per method and setting: tokens, ``wall_s`` and seconds after the timing, per (prompt, round) pair in
     one order; ``same``: whether the pair's two generations gave the same tokens."""
-    from resispec.decoding.order import interleaved, prompt_seed
-    from resispec.workflow.steps.decode import warm_up_prompt
+    from resispec.decoding.order import interleaved, prompt_seed, warm_up_prompt
 
     seed = lambda prompt: prompt_seed(0, job, prompt["prompt_id"])  # noqa: E731
     tops = {"off": None, "on": top}

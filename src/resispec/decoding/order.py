@@ -1,13 +1,19 @@
-"""The order and seeds of a decoding pass: every method of a run decodes a prompt from one seed (made from
-the base seed, the run's configuration and the prompt id), and the methods take turns per prompt."""
+"""The order and seeds of a decoding pass: each method's warm-up first (``warm_up_prompt``), then every
+method of a run decodes a prompt from one seed (made from the base seed, the run's configuration and the
+prompt id), and the methods take turns per prompt."""
 
 from __future__ import annotations
 
 import hashlib
 
-__all__ = ["SEED_KEYS", "interleaved", "prompt_seed"]
+__all__ = ["SEED_KEYS", "WARMUP_NEW_TOKENS", "interleaved", "prompt_seed", "warm_up_prompt"]
 
 SEED_KEYS = ("target", "draft", "dataset", "temperature", "tree")  # a baseline's job has no draft and no tree
+# The warm-up: ``DecodeSession.prepare`` sizes the caches and builds the graphs; what one-off costs remain
+# (the verifier's first calls, lazy kernels) fall in a method's first steps, which a few tokens of the first
+# prompt per method cover (`python -m resispec.bench warm_up`; docs/reproduction-notes.md, "The default
+# run's hour").
+WARMUP_NEW_TOKENS = 4
 
 
 def prompt_seed(base: int, job: dict, prompt_id: str) -> int:
@@ -29,3 +35,8 @@ def interleaved(
             if (method, prompt["prompt_id"]) not in done:
                 order.append((method, prompt))
     return order
+
+
+def warm_up_prompt(prompt: dict) -> dict:
+    """The warm-up's prompt: ``prompt`` with a budget of at most ``WARMUP_NEW_TOKENS`` new tokens."""
+    return dict(prompt, max_new_tokens=min(WARMUP_NEW_TOKENS, int(prompt["max_new_tokens"])))

@@ -23,11 +23,6 @@ from resispec.workflow.steps.common import add_settings, model_dir, set_threads
 
 HELP = "timing pass of one decoding run: raw per-prompt records (JSONL), audit logging off"
 log = logging.getLogger(__name__)
-# The warm-up: ``DecodeSession.prepare`` sizes the caches and builds the graphs; what one-off costs remain
-# (the verifier's first calls, lazy kernels) fall in a method's first steps, which a few tokens of the first
-# prompt per method cover (`python -m resispec.bench warm_up`; docs/reproduction-notes.md, "The default
-# run's hour").
-WARMUP_NEW_TOKENS = 4
 
 
 def decoding_job(text: str) -> dict:
@@ -99,16 +94,11 @@ def log_progress(what: str, index: int, total: int, start: float) -> None:
     log.info("%s %d/%d done, ETA %.0f s", what, index, total, elapsed / index * (total - index))
 
 
-def warm_up_prompt(prompt: dict) -> dict:
-    """The warm-up's prompt: ``prompt`` with a budget of at most ``WARMUP_NEW_TOKENS`` new tokens."""
-    return dict(prompt, max_new_tokens=min(WARMUP_NEW_TOKENS, int(prompt["max_new_tokens"])))
-
-
 def timing_pass(session, job: dict, settings: dict, prompts: list[dict], files) -> None:
     """Decode every (method, prompt) of ``job`` not yet in ``files``: the caches sized and the graphs built
     first, each method's warm-up (``warm_up_prompt``) discarded, then the methods interleaved per prompt;
     publish."""
-    from resispec.decoding.order import interleaved, prompt_seed
+    from resispec.decoding.order import interleaved, prompt_seed, warm_up_prompt
 
     done = files.done()
     todo = interleaved(job["methods"], prompts, done)
