@@ -153,8 +153,8 @@ def test_session_builds_the_prompt_on_the_device(audit, target_model, draft_mode
     )
     prompt = {"prompt_id": "p0", "input_ids": [1, 2, 3], "max_new_tokens": 3}
     with mode:
-        records = [session.timing_prompt(m, prompt, seed=0) for m in ("specinfer", "autoregressive")]
-        audited, nodes = session.audit_prompt("specinfer", prompt, 0, AuditPlan(nodes=2, full_rows=1))
+        records = [session.timing_prompt(m, prompt, seed=0)[0] for m in ("specinfer", "autoregressive")]
+        audited, nodes = session.timing_prompt("specinfer", prompt, 0, AuditPlan(nodes=2, full_rows=1))
     assert [len(r["new_tokens"]) for r in [*records, audited]] == [3, 3, 3] and nodes
     assert not mode.violations, "\n".join(sorted(mode.violations))
 

@@ -48,8 +48,8 @@ def baseline(tmp_path_factory):
     argv += ["--job", json.dumps(BASELINE), "--settings", json.dumps(SETTINGS), "--threads", "1"]
     calls = []
     original = DecodeSession.timing_prompt
-    DecodeSession.timing_prompt = lambda self, m, p, s: (
-        calls.append((p["prompt_id"], p["max_new_tokens"])) or original(self, m, p, s)
+    DecodeSession.timing_prompt = lambda self, m, p, s, plan: (
+        calls.append((p["prompt_id"], p["max_new_tokens"], plan)) or original(self, m, p, s, plan)
     )
     try:
         assert main([*argv, "--records", str(root / "baseline.jsonl")]) == 0
@@ -62,12 +62,13 @@ def baseline(tmp_path_factory):
 def test_the_baseline_decodes_every_prompt_once_after_one_warm_up(baseline):
     ids = [p["prompt_id"] for p in baseline["prompts"]]
     budget = baseline["prompts"][0]["max_new_tokens"]
-    warm_up = (ids[0], min(WARMUP_NEW_TOKENS, budget))  # the first prompt's first tokens, discarded
-    assert baseline["calls"] == [warm_up, *((i, budget) for i in ids)]
+    warm_up = (ids[0], min(WARMUP_NEW_TOKENS, budget), None)  # the first prompt's first tokens, discarded
+    assert baseline["calls"] == [warm_up, *((i, budget, None) for i in ids)]  # no audit plan: nothing kept
     records = baseline["records"]
     assert [r["prompt_id"] for r in records] == ids and {r["method"] for r in records} == {"autoregressive"}
     for record in records:
         assert record["pass"] == "timing" and record["draft"] is None and record["tree"] is None
+        assert record["audited"] is False
         assert record["seed"] == prompt_seed(SETTINGS["seed"], BASELINE, record["prompt_id"])
         assert record["accepted_lengths"] == [1] * len(record["new_tokens"]) and record["new_tokens"]
 
@@ -100,9 +101,9 @@ def test_tables_pair_each_run_with_its_baseline_by_prompt(baseline, tmp_path):
             jobs.append({"table": "t", "row": run, "run": run, "method": method, "baseline": BASELINE["run"]})
     (tmp_path / "c4_T1_t_n3.jsonl").write_text(base.read_text())
     settings = {"audit": {"bootstrap": 50}}
-    rows = table_rows(jobs, files, [], settings, (), [str(tmp_path / "c4_T1_t_n3.jsonl")])
+    rows = table_rows(jobs, files, [], settings, [str(tmp_path / "c4_T1_t_n3.jsonl")])
     speedups = [r for r in rows if r["metric"] == "speedup_vs_autoregressive"]
     assert len(speedups) == 2 and all(r["n"] == 3 and r["mean"] == pytest.approx(4.0) for r in speedups)
     assert {r["row"] for r in rows if r["method"] == "autoregressive"} == {j["run"] for j in jobs}
     with pytest.raises(ValueError, match="no baseline records 'c4_T1_t_n3' for run 'c4_T1_d3b2_t_d_n3'"):
-        table_rows(jobs, files, [], settings, (), [])
+        table_rows(jobs, files, [], settings, [])

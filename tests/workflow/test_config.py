@@ -90,8 +90,9 @@ def test_each_rule_gets_only_the_settings_it_uses():
     assert all("threads" not in settings for settings in every.values())
     assert [rule for rule, s in every.items() if "bootstrap" in s.get("audit", {})] == ["aggregate"]
     assert every["source_model"] == {} and "audit" not in every["train_model"]
-    assert every["decode"] == {key: config[key] for key in ("device", "dtype", "compile", "seed", "testing")}
-    assert every["audit_decode"]["compile"] == every["decode"]["compile"] == "auto"  # both passes alike
-    assert set(every["audit_decode"]["audit"]) == {"top_tokens", "max_nodes", "nodes_per_prompt"}
+    machine = ("device", "dtype", "compile", "seed", "testing")
+    assert every["baseline"] == {key: config[key] for key in machine}
+    assert every["decode"] == {**every["baseline"], "audit": every["decode"]["audit"]}
+    assert set(every["decode"]["audit"]) == {"top_tokens", "max_nodes", "nodes_per_prompt"}
     with pytest.raises(ConfigError, match="unknown rule 'figures'"):
         rule_settings(config, "figures")

@@ -17,7 +17,6 @@ def test_dry_run_has_every_table_and_figure(configfile):
         "prepare_model",
         "prepare_data",
         "decode",
-        "audit_decode",
         "exactness",
         "aggregate",
         "paper_limits",
@@ -57,8 +56,8 @@ def test_bad_config_key_stops_the_run_naming_the_key():
 
 
 def test_timed_jobs_take_every_core():
-    """A timing-pass job asks for every core Snakemake may use, so no other job runs beside it; the audit
-    pass and the CPU rules keep the configured threads."""
+    """A timing-pass job asks for every core Snakemake may use, so no other job runs beside it; the CPU
+    rules keep the configured threads."""
     plan = snakemake(["-n", "--forceall", "--cores", "3", "--configfile", ".test/config.yaml"], REPO).stdout
     threads = {}
     for block in re.split(r"\n(?=(?:local)?rule \w+:)", plan):
@@ -66,7 +65,7 @@ def test_timed_jobs_take_every_core():
         found = re.search(r"^\s+threads: (\d+)$", block, re.MULTILINE)
         if match:  # Snakemake prints no threads line for one thread
             threads.setdefault(match.group(1), set()).add(int(found.group(1)) if found else 1)
-    assert threads["decode"] == {3} and threads["audit_decode"] == {1} and threads["exactness"] == {1}
+    assert threads["decode"] == threads["baseline"] == {3} and threads["exactness"] == {1}
 
 
 def test_the_environment_is_recorded_per_run_and_again_when_its_key_changes(tmp_path):

@@ -1,7 +1,8 @@
-"""The two decoding passes of a run (`resispec decode`, `resispec audit-decode`) on tiny models: the
-timing pass (audit off, a short warm-up per method, methods interleaved per prompt, one seed per prompt
-for every method, the autoregressive baseline included) and the audit pass (only the sampled prompts, the same
-tokens, sampled nodes with full rows); every record names its pass, device, host and threads."""
+"""The timing pass of a run (`resispec decode`) on tiny models: a short warm-up per method, methods
+interleaved per prompt, one seed per prompt for every method, the autoregressive baseline included; with
+``--audit``, the prompts the audit samples keep sampled nodes (some with full rows) from the timed
+generations themselves, which give the same tokens as without the audit; every record names its pass,
+whether it was audited, its device, host and threads."""
 
 import json
 import math
@@ -39,21 +40,23 @@ def run(tmp_path_factory):
     common = decode_args(root, JOB, SETTINGS)
     calls, budgets = [], []
     original = DecodeSession.timing_prompt
-    DecodeSession.timing_prompt = lambda self, m, p, s: (
-        calls.append((m, p["prompt_id"], s)) or budgets.append(p["max_new_tokens"]) or original(self, m, p, s)
+    DecodeSession.timing_prompt = lambda self, m, p, s, plan: (
+        calls.append((m, p["prompt_id"], s, plan))
+        or budgets.append(p["max_new_tokens"])
+        or original(self, m, p, s, plan)
     )
     try:
-        assert main(["decode", *common, "--records", str(root / "raw.jsonl")]) == 0
+        assert (
+            main(["decode", *common, "--records", str(root / "raw.jsonl"), "--audit", str(root / "a.pt")])
+            == 0
+        )
     finally:
         DecodeSession.timing_prompt = original
-    assert (
-        main(["audit-decode", *common, "--records", str(root / "audit.jsonl"), "--audit", str(root / "a.pt")])
-        == 0
-    )
+    assert main(["decode", *common, "--records", str(root / "unaudited.jsonl")]) == 0
     read = lambda name: [json.loads(line) for line in (root / name).read_text().splitlines()]  # noqa: E731
     return {
         "timing": read("raw.jsonl"),
-        "audit": read("audit.jsonl"),
+        "unaudited": read("unaudited.jsonl"),
         "calls": calls,
         "budgets": budgets,
         "nodes": torch.load(root / "a.pt", weights_only=True)["nodes"],
@@ -68,40 +71,45 @@ def test_timing_pass_warms_up_interleaves_and_shares_seeds(run):
     prompt with a rotating method order and the full budget; every method of a prompt uses the prompt's
     seed."""
     calls, ids = run["calls"], [p["prompt_id"] for p in run["prompts"]]
-    assert calls[:3] == [(m, ids[0], calls[0][2]) for m in METHODS]  # the warm-up, discarded
+    assert [call[:3] for call in calls[:3]] == [(m, ids[0], calls[0][2]) for m in METHODS]  # the warm-up
     budget = run["prompts"][0]["max_new_tokens"]
     assert WARMUP_NEW_TOKENS < budget
     assert run["budgets"] == [WARMUP_NEW_TOKENS] * 3 + [budget] * (len(calls) - 3)
     timed = calls[3:]
-    assert [(m, p) for m, p, _ in timed] == [
+    assert [(m, p) for m, p, _, _ in timed] == [
         (m, p["prompt_id"]) for m, p in interleaved(METHODS, run["prompts"], set())
     ]
-    assert [m for m, _, _ in timed[3:6]] == METHODS[1:] + METHODS[:1]  # the second prompt starts one later
+    assert [call[0] for call in timed[3:6]] == METHODS[1:] + METHODS[:1]  # the second prompt starts one later
     seeds = {}
-    for method, prompt, seed in calls:
+    for method, prompt, seed, _ in calls:
         assert seeds.setdefault(prompt, seed) == seed, f"{method} used another seed for {prompt}"
     records = run["timing"]
     assert len(records) == len(METHODS) * len(ids) and {r["method"] for r in records} == set(METHODS)
 
 
 def test_records_name_their_pass_and_machine(run):
-    for name in ("timing", "audit"):
-        for record in run[name]:
-            assert record["pass"] == name and record["device"] == "cpu" and record["threads"] == 1
-            assert record["hostname"] == socket.gethostname()
+    for record in run["timing"] + run["unaudited"]:
+        assert record["pass"] == "timing" and record["device"] == "cpu" and record["threads"] == 1
+        assert record["hostname"] == socket.gethostname()
     baseline = [r for r in run["timing"] if r["method"] == "autoregressive"]
     assert all(r["accepted_lengths"] == [1] * len(r["new_tokens"]) for r in baseline)
 
 
-def test_audit_pass_decodes_only_the_sampled_prompts_and_repeats_the_tokens(run):
-    """ceil(max_nodes / nodes_per_prompt) prompts per tree method, no autoregressive; same seeds, so the
-    same tokens as the timing pass."""
-    audit, timing = run["audit"], {(r["method"], r["prompt_id"]): r for r in run["timing"]}
-    prompts = {r["prompt_id"] for r in audit}
-    assert len(prompts) == math.ceil(AUDIT["max_nodes"] / AUDIT["nodes_per_prompt"])
-    assert {r["method"] for r in audit} == {"specinfer", "resispec"}
-    for record in audit:
-        twin = timing[(record["method"], record["prompt_id"])]
+def test_the_audit_rides_on_the_sampled_prompts_and_changes_no_token(run):
+    """ceil(max_nodes / nodes_per_prompt) prompts keep nodes, of every tree method and no autoregressive;
+    exactly their records say ``audited``; the pass without ``--audit`` audits nothing and gives the same
+    tokens from the same seeds (the rows' copies draw nothing from the generator)."""
+    timing, nodes = run["timing"], run["nodes"]
+    kept = {(n["method"], n["prompt_id"]) for n in nodes}
+    prompts = {prompt for _, prompt in kept}
+    assert len(prompts) == math.ceil(AUDIT["max_nodes"] / AUDIT["nodes_per_prompt"]) < JOB["num_prompts"]
+    assert kept == {(m, p) for m in ("specinfer", "resispec") for p in prompts}
+    assert {(r["method"], r["prompt_id"]) for r in timing if r["audited"]} == kept
+    assert not any(r["audited"] for r in run["unaudited"])
+    plain = {(r["method"], r["prompt_id"]): r for r in run["unaudited"]}
+    assert len(plain) == len(timing)
+    for record in timing:
+        twin = plain[(record["method"], record["prompt_id"])]
         assert record["new_tokens"] == twin["new_tokens"] and record["seed"] == twin["seed"]
 
 
@@ -130,10 +138,8 @@ def test_fail_once_fails_each_matching_run_on_its_first_attempt_only(tmp_path):
         fail_once({"testing": {"fail_once_dir": str(tmp_path)}}, {"run": "c4_T1_d3b3"})  # null: every run
 
 
-@pytest.mark.parametrize("command", ["decode", "audit-decode"])
-def test_an_oversized_tree_on_the_command_line_stops_before_any_model_loads(
-    run, monkeypatch, capsys, command
-):
+@pytest.mark.parametrize("audit", [False, True])
+def test_an_oversized_tree_on_the_command_line_stops_before_any_model_loads(run, monkeypatch, capsys, audit):
     """A job whose tree names 4^40 nodes is refused with its node count (exit status 2); no model loads,
     and the records already written (a .partial of an earlier attempt) stay as they were."""
     import resispec.models.loading
@@ -144,12 +150,12 @@ def test_an_oversized_tree_on_the_command_line_stops_before_any_model_loads(
     monkeypatch.setattr(resispec.models.loading, "load_model", no_load)
     common = list(run["common"])
     common[common.index("--job") + 1] = json.dumps({**JOB, "tree": "d40b4"})
-    records = run["root"] / f"{command}-oversized.jsonl"
+    records = run["root"] / f"oversized-{audit}.jsonl"
     partial = records.with_name(records.name + ".partial")
     partial.write_text('{"kept": true}\n')
-    extra = ["--audit", str(run["root"] / "oversized.pt")] if command == "audit-decode" else []
+    extra = ["--audit", str(run["root"] / "oversized.pt")] if audit else []
     with pytest.raises(SystemExit) as stopped:
-        main([command, *common, "--records", str(records), *extra])
+        main(["decode", *common, "--records", str(records), *extra])
     assert stopped.value.code == 2
     assert re.search(
         r"argument --job: tree spec 'd40b4': [\d,]+ nodes, more than the 1024", capsys.readouterr().err

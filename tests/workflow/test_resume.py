@@ -32,27 +32,28 @@ def setup(tmp_path_factory):
     return root
 
 
-def decode_cmd(root: Path, out: str, command: str = "decode") -> list[str]:
-    """The timing pass (`decode`) or the audit pass (`audit-decode`: 10 prompts of 4 nodes, 2 methods)."""
-    audit = {"top_tokens": 16, "max_nodes": 40, "nodes_per_prompt": 4, "full_vocab_nodes": 2}
-    settings = {"seed": 3, "device": "cpu", "dtype": "float32", "audit": audit}
-    extra = ["--audit", str(root / f"{out}.pt")] if command == "audit-decode" else []
+def decode_cmd(root: Path, out: str, audit: bool = False) -> list[str]:
+    """The timing pass (`decode`), with ``audit`` keeping the audit's nodes (10 prompts of 4 nodes, 2
+    methods)."""
+    sampling = {"top_tokens": 16, "max_nodes": 40, "nodes_per_prompt": 4, "full_vocab_nodes": 2}
+    settings = {"seed": 3, "device": "cpu", "dtype": "float32", "audit": sampling}
+    extra = ["--audit", str(root / f"{out}.pt")] if audit else []
     records = ["--records", str(root / f"{out}.jsonl")]
-    return [sys.executable, "-m", "resispec", command, *decode_args(root, JOB, settings), *records, *extra]
+    return [sys.executable, "-m", "resispec", "decode", *decode_args(root, JOB, settings), *records, *extra]
 
 
 def without_timings(path: Path) -> list[dict]:
     return [strip_timing(json.loads(line)) for line in path.read_text().splitlines()]
 
 
-@pytest.mark.parametrize(("command", "records"), [("decode", 24), ("audit-decode", 20)])
-def test_killed_decode_resumes_without_loss_or_duplicates(setup, command, records):
-    root = setup
-    straight_run, killed_run = f"straight-{command}", f"killed-{command}"
-    subprocess.run(decode_cmd(root, straight_run, command), check=True, capture_output=True, timeout=600)
+@pytest.mark.parametrize("audit", [False, True])
+def test_killed_decode_resumes_without_loss_or_duplicates(setup, audit):
+    root, records = setup, 24
+    straight_run, killed_run = f"straight-{audit}", f"killed-{audit}"
+    subprocess.run(decode_cmd(root, straight_run, audit), check=True, capture_output=True, timeout=600)
     partial = root / f"{killed_run}.jsonl.partial"
     process = subprocess.Popen(
-        decode_cmd(root, killed_run, command), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        decode_cmd(root, killed_run, audit), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and process.poll() is None:
@@ -66,7 +67,7 @@ def test_killed_decode_resumes_without_loss_or_duplicates(setup, command, record
     assert 5 <= finished_before < records
     assert not (root / f"{killed_run}.jsonl").exists(), "a killed job must not publish its output"
     resumed = subprocess.run(
-        decode_cmd(root, killed_run, command), check=True, capture_output=True, text=True, timeout=600
+        decode_cmd(root, killed_run, audit), check=True, capture_output=True, text=True, timeout=600
     )
     assert f"{finished_before} done" in resumed.stderr + resumed.stdout
     straight, killed = (
@@ -77,7 +78,7 @@ def test_killed_decode_resumes_without_loss_or_duplicates(setup, command, record
     assert len(keys) == len(set(keys)) == records, "records lost or duplicated"
     assert killed == straight, "a resumed job must produce exactly the uninterrupted job's records"
     assert not partial.exists()
-    if command == "audit-decode":  # the audited nodes too, full rows included
+    if audit:  # the audited nodes too, full rows included
         nodes = [
             torch.load(root / f"{name}.pt", weights_only=True)["nodes"] for name in (straight_run, killed_run)
         ]

@@ -1,7 +1,7 @@
 """A resume file left by a killed decoding job is reused only by a job with the same inputs: kill a real
-`resispec decode` / `audit-decode` run (once per step; each case starts from a copy of its resume files),
-rerun it with another seed, method list, draft, prompts file or tree, and the published file equals a
-clean run's of the new configuration (timings aside), with a log line naming what changed."""
+`resispec decode` run, without and with `--audit` (once each; each case starts from a copy of its resume
+files), rerun it with another seed, method list, draft, prompts file or tree, and the published file
+equals a clean run's of the new configuration (timings aside), with a log line naming what changed."""
 
 import json
 import re
@@ -23,7 +23,8 @@ pytestmark = pytest.mark.slow
 BASE = {"seed": 3, "methods": ["specinfer", "ers"], "draft": "d", "prompts": "prompts.jsonl", "tree": "d3b2"}
 AUDIT = {"top_tokens": 16, "max_nodes": 24, "nodes_per_prompt": 4, "full_vocab_nodes": 2}
 
-# (step, changed input, what the discarding log line names): each row one stale resume file tried
+# (step: `decode`, or `audited` with --audit; changed input; what the discarding log line names): each
+# row one stale resume file tried
 CHANGES = [
     ("decode", {"seed": 4}, "settings.seed: 3 -> 4"),
     ("decode", {"methods": ["specinfer"]}, "job.methods: ['specinfer', 'ers'] -> ['specinfer']"),
@@ -31,9 +32,9 @@ CHANGES = [
     ("decode", {"draft": "d2"}, "draft_ready_sha256: "),
     ("decode", {"prompts": "prompts-fixed.jsonl"}, "prompts_sha256: "),
     ("decode", {"tree": "k2d3"}, "job.tree: 'd3b2' -> 'k2d3'"),
-    ("audit-decode", {"seed": 4}, "settings.seed: 3 -> 4"),
-    ("audit-decode", {"draft": "d2"}, "draft_ready_sha256: "),
-    ("audit-decode", {"methods": ["specinfer"]}, "job.methods: ['specinfer', 'ers'] -> ['specinfer']"),
+    ("audited", {"seed": 4}, "settings.seed: 3 -> 4"),
+    ("audited", {"draft": "d2"}, "draft_ready_sha256: "),
+    ("audited", {"methods": ["specinfer"]}, "job.methods: ['specinfer', 'ers'] -> ['specinfer']"),
 ]
 
 
@@ -56,9 +57,18 @@ def command(root: Path, step: str, out: str, inputs: dict) -> list[str]:
     job = {"run": "fingerprint-test", "target": "t", "dataset": "c4", "temperature": 1.0, "num_prompts": 8}
     job.update({key: inputs[key] for key in ("draft", "tree", "methods")})
     settings = {"seed": inputs["seed"], "device": "cpu", "dtype": "float32", "audit": AUDIT}
-    extra = ["--audit", str(root / f"{out}.pt")] if step == "audit-decode" else []
+    extra = ["--audit", str(root / f"{out}.pt")] if step == "audited" else []
     args = decode_args(root, job, settings, prompts=inputs["prompts"], draft=inputs["draft"])
-    return [sys.executable, "-m", "resispec", step, *args, "--records", str(root / f"{out}.jsonl"), *extra]
+    return [
+        sys.executable,
+        "-m",
+        "resispec",
+        "decode",
+        *args,
+        "--records",
+        str(root / f"{out}.jsonl"),
+        *extra,
+    ]
 
 
 def kill_after_first_record(cmd: list[str], partial: Path) -> None:
@@ -93,7 +103,7 @@ def killed(root):
 
 def published(root: Path, out: str, step: str) -> tuple[list[dict], list | None]:
     records = [strip_timing(json.loads(line)) for line in (root / f"{out}.jsonl").read_text().splitlines()]
-    nodes = torch.load(root / f"{out}.pt", weights_only=True)["nodes"] if step == "audit-decode" else None
+    nodes = torch.load(root / f"{out}.pt", weights_only=True)["nodes"] if step == "audited" else None
     return records, nodes
 
 

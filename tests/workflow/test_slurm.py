@@ -38,7 +38,7 @@ from workflow_helpers import FAIL_ONCE, GPU_RULES, TEST_CONFIG, clean_env
 SCRIPTS = REPO / "scripts" / "slurm"
 PROFILE = REPO / "profiles" / "slurm"
 WORKFLOW_RULES = {"info", "teacher", "prepare_model", "prepare_data", "decode", "exactness", "aggregate"}
-WORKFLOW_RULES |= {"baseline", "audit_decode", "profile_pair", "notebook", "report", "paper_limits", "all"}
+WORKFLOW_RULES |= {"baseline", "profile_pair", "notebook", "report", "paper_limits", "all"}
 LOCAL_RULES = {"all"}  # rules Snakemake runs in the main process (no action): never submitted
 # The plugin's first status check comes this many seconds after a submission (profile: 40 s).
 STATUS_DELAY_S = 5
@@ -140,7 +140,7 @@ def test_test_workflow_on_slurm(slurm_cluster, tmp_path):
         args = [SLURM_TARGET, *args, *TEST_CONFIG]  # the target first: --config takes every value after it
         runs[name] = directory, run_snakemake(args, directory, slurm_cluster.env, 3600, f"{name}.log")
     rules = set(rule_counts(runs["local"][1]))
-    assert {"prepare_model", "profile_pair", "decode", "audit_decode", "exactness"} <= rules, rules
+    assert {"prepare_model", "profile_pair", "decode", "exactness"} <= rules, rules
     _check_runs(*runs["local"], *runs["slurm"], ".test/config.yaml", slurm_cluster)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 TABLES = [f"table{i}" for i in range(1, 7)] + ["figure1", "figure3"]
 # Rules whose jobs may need an accelerator: each declares a `gpu` resource; the SLURM profile sets one.
-GPU_RULES = frozenset({"teacher", "prepare_model", "profile_pair", "decode", "baseline", "audit_decode"})
+GPU_RULES = frozenset({"teacher", "prepare_model", "profile_pair", "decode", "baseline"})
 FAIL_ONCE = "fail_once"  # testing.fail_once_dir, relative to the working directory of each run
 # The run (in Table 2 and Figure 3) whose decode job fails once in the shared local run and the SLURM run.
 FAIL_ONCE_RUN = "cnn_dailymail_T1_sequoia16x4_tiny-target_tiny-draft_n2"
@@ -55,7 +55,7 @@ def snakemake(
 
 def tiny_decoding_dir(root: Path, prompts: int, prompt_tokens: int, max_new_tokens: int) -> list[dict]:
     """A tiny target ``t`` and draft ``d`` (READY.json each) and ``prompts.jsonl`` of ``prompts`` C4
-    prompts under ``root``, for running `resispec decode` / `audit-decode` directly; returns the prompts."""
+    prompts under ``root``, for running `resispec decode` directly; returns the prompts."""
     from resispec.corpora import build_prompts, load_corpus, write_prompts
     from resispec.models.loading import load_tokenizer
     from resispec.models.tiny import build
@@ -113,7 +113,7 @@ def outputs_manifest(project: Path) -> dict:
 def decode_args(
     root: Path, job: dict, settings: dict, *, prompts: str = "prompts.jsonl", draft: str = "d"
 ) -> list[str]:
-    """The inputs of `resispec decode` / `audit-decode` over a ``tiny_decoding_dir`` (prompts, target
+    """The inputs of `resispec decode` over a ``tiny_decoding_dir`` (prompts, target
     ``t``, ``draft``, the job and settings as JSON, one thread); the caller adds ``--records`` (and
     ``--audit``)."""
     return [

@@ -200,7 +200,6 @@ def table_inputs(wildcards):
     return {
         "records": [PATHS.raw(run) for run in runs],
         "baselines": [PATHS.baseline(baseline) for baseline in baselines],
-        "audit_records": [PATHS.audit_records(run) for run in runs],
         "exactness": [PATHS.exactness(run) for run in runs],
     }
 

@@ -120,32 +120,17 @@ def ratio_rows(job: dict, run_records: list[dict], *, resamples: int, seed: int)
     return rows
 
 
-def replay_rows(records: list[dict], audit_records: list[dict]) -> list[dict]:
-    """How many audit-pass generations differ from the timing pass's (same seeds: 0 expected on a CPU)."""
-    if not audit_records:
-        return []
-    timing = {record["prompt_id"]: record["new_tokens"] for record in records}
-    replayed = [r for r in audit_records if r["prompt_id"] in timing]
-    if not replayed:
-        return []
-    differ = sum(r["new_tokens"] != timing[r["prompt_id"]] for r in replayed)
-    return [_fixed("audit_replay_mismatches", float(differ), len(replayed))]
-
-
 def job_rows(
-    job: dict, records: list[dict], nodes: list[dict], settings: dict, *, run_records=None, audit_records=()
+    job: dict, records: list[dict], nodes: list[dict], settings: dict, *, run_records=None
 ) -> list[dict]:
     """Tidy rows of one job: its timing-pass records, paired ratios to the other methods of
-    ``run_records`` (the run's timing records), audit-pass replay checks, its nodes."""
+    ``run_records`` (the run's timing records), its audited nodes."""
     from resispec.audit.statistics import prompt_metrics, summarise
 
     resamples = settings.get("audit", {}).get("bootstrap", 1000)
     seed = settings.get("seed", 0)
-    timing = [r for r in records if r.get("pass", "timing") == "timing"]
-    run_timing = [r for r in run_records or [] if r.get("pass", "timing") == "timing"]
-    rows = summarise([prompt_metrics(r) for r in timing], resamples=resamples, seed=seed)
-    rows += ratio_rows(job, run_timing, resamples=resamples, seed=seed)
-    rows += replay_rows(timing, [r for r in audit_records if r["method"] == job["method"]])
+    rows = summarise([prompt_metrics(r) for r in records], resamples=resamples, seed=seed)
+    rows += ratio_rows(job, run_records or [], resamples=resamples, seed=seed)
     rows += node_rows(nodes, resamples=resamples, seed=seed)
     keys = {key: job.get(key, "") for key in KEYS}
     keys["row"] = job["row"]
@@ -167,14 +152,12 @@ def _by_run(files, reader) -> dict[str, list[dict]]:
     return out
 
 
-def table_rows(
-    jobs: list[dict], record_files, node_files, settings: dict, audit_record_files=(), baseline_files=()
-) -> list[dict]:
-    """Tidy rows of every job of a table, from the timing records, exactness CSVs and audit-pass
-    records of its runs, and the records of the autoregressive baselines they share (a job's
-    ``baseline``: its records join the run's, paired by prompt like any method of the run)."""
+def table_rows(jobs: list[dict], record_files, node_files, settings: dict, baseline_files=()) -> list[dict]:
+    """Tidy rows of every job of a table, from the timing records and exactness CSVs of its runs, and the
+    records of the autoregressive baselines they share (a job's ``baseline``: its records join the run's,
+    paired by prompt like any method of the run)."""
     records, nodes = _by_run(record_files, read_records), _by_run(node_files, read_nodes)
-    audits, baselines = _by_run(audit_record_files, read_records), _by_run(baseline_files, read_records)
+    baselines = _by_run(baseline_files, read_records)
     out = []
     for job in jobs:
         run = records.get(job["run"], [])
@@ -186,9 +169,7 @@ def table_rows(
         audited = [n for n in nodes.get(job["run"], []) if n["method"] == job["method"]]
         if not mine:
             raise ValueError(f"aggregate: no records for run {job['run']!r} method {job['method']!r}")
-        out += job_rows(
-            job, mine, audited, settings, run_records=run, audit_records=audits.get(job["run"], [])
-        )
+        out += job_rows(job, mine, audited, settings, run_records=run)
     return out
 
 

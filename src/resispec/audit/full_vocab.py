@@ -1,6 +1,6 @@
 """Exactness on the full vocabulary, and its Monte Carlo cross-check on the real sampler.
 
-The audit pass keeps the full rows of p and q for a sample of nodes (``full`` in an audited node, codec
+The timing pass keeps the full rows of p and q for a sample of nodes (``full`` in an audited node, codec
 ``shuffle-zlib-f4le``: float32 little-endian, the 4 bytes of each value grouped by significance, zlib;
 written by `resispec.decoding.audit_sampling`). Each such node gets a row with scope "full": the
 verifier's law on the real vocabulary (history recursion for sequoia / resispec, capped at

@@ -1,4 +1,4 @@
-"""Whether the audit pass's logging could ride in the timing pass: every method decodes the same prompts
+"""What the audit's logging costs the timing pass it rides in: every method decodes the same prompts
 from the same seeds with the audit's logging off and on (``audit_top``: each visited node's rows copied in
 the step, its entry built after the generation is timed, `decoding.walk.finish_audit`).
 

@@ -1,5 +1,6 @@
-"""What the audit pass keeps of a generation: verified nodes sampled uniformly along it (seeded), each
-with its top-token distributions, and for a few of them the full-vocabulary rows, compressed.
+"""What the audit keeps of a run's timing pass: on the prompts it samples (``audit_plans``), verified nodes
+sampled uniformly along each generation (seeded), each with its top-token distributions, and for a few of
+them the full-vocabulary rows, compressed.
 
 A *verified node* is a tree node the verification walk visited that had candidates (leaves emit their
 bonus token from the target itself and need no audit). Full rows use the codec ``ROW_CODEC``: float32
@@ -9,6 +10,7 @@ audit stage decodes them (``resispec.audit.full_vocab.decode_rows``).
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -16,10 +18,21 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-__all__ = ["ROW_CODEC", "AuditPlan", "audited_prompts", "encode_rows", "full_rows_per_prompt", "sample_nodes"]
+from resispec.decoding.order import prompt_seed
+
+__all__ = [
+    "ROW_CODEC",
+    "AuditPlan",
+    "audit_plans",
+    "audited_prompts",
+    "encode_rows",
+    "full_rows_per_prompt",
+    "sample_nodes",
+]
 
 ROW_CODEC = "shuffle-zlib-f4le"
 ZLIB_LEVEL = 6  # level 9 saves nothing more on probability rows (measured: 0.88 of the raw size either way)
+SELECTION_KEY = "audit-prompt-selection"  # stands in for a prompt id when seeding the prompt selection
 
 
 class AuditPlan(NamedTuple):
@@ -43,6 +56,21 @@ def full_rows_per_prompt(total: int, prompts: int) -> list[int]:
         return []
     base, extra = divmod(total, prompts)
     return [base + (i < extra) for i in range(prompts)]
+
+
+def audit_plans(settings: dict, job: dict, prompts: list[dict], full_vocab_nodes: int | None = None) -> dict:
+    """{prompt id: AuditPlan} of the prompts the audit samples, in prompt order:
+    ``ceil(audit.max_nodes / audit.nodes_per_prompt)`` prompts drawn uniformly (seeded from the run), each
+    keeping ``audit.nodes_per_prompt`` nodes per method, ``full_vocab_nodes`` per method with full rows
+    (default ``audit.full_vocab_nodes``, else 4) spread over them."""
+    audit = settings.get("audit", {})
+    per_prompt = audit.get("nodes_per_prompt", 8)
+    count = math.ceil(audit.get("max_nodes", 2000) / per_prompt)
+    seed = prompt_seed(settings.get("seed", 0), job, SELECTION_KEY)
+    chosen = audited_prompts([p["prompt_id"] for p in prompts], count, seed)
+    full_nodes = audit.get("full_vocab_nodes", 4) if full_vocab_nodes is None else full_vocab_nodes
+    full = full_rows_per_prompt(full_nodes, len(chosen))
+    return {pid: AuditPlan(per_prompt, rows) for pid, rows in zip(chosen, full, strict=True)}
 
 
 def encode_rows(target_probs: torch.Tensor, draft_probs: torch.Tensor) -> dict:

@@ -103,7 +103,7 @@ def audit_entry(
 
     target_probs, draft_probs: [V]; candidates: [k]. The remaining masses are recorded as
     ``target_rest`` / ``draft_rest`` so that truncation error can be bounded downstream. ``rows`` keeps
-    copies of both full rows (the audit pass samples some nodes and stores their rows,
+    copies of both full rows (the timing pass samples some nodes and stores their rows,
     ``resispec.decoding.audit_sampling``; nothing else keeps them).
     """
     k = min(top, target_probs.numel())

@@ -1,12 +1,13 @@
 """A decoding run's session: the run's models and tree loaded once, then one prompt decoded at a time
 into its raw per-prompt record (the workflow writes the records; `resispec.workflow.run_files`).
 
-Two passes decode a run's prompts (``PASSES``): the *timing* pass (audit logging off; its records give
-accepted lengths and throughputs) and the *audit* pass (audit logging on, only for the prompts the
-exactness audit samples; its records are kept apart and its nodes go to the exactness audit). Every
-record says its pass, the device, the host name and the torch thread count it ran with. Method
-``autoregressive`` is the target alone (`resispec.decoding.autoregressive`); it has no tree nodes and
-is only decoded in the timing pass.
+One pass decodes a run's prompts, the *timing* pass: its records give accepted lengths and throughputs.
+On the prompts the exactness audit samples (an ``AuditPlan``), a method with tree nodes also keeps some
+of the generation's verified nodes for the audit: the step only copies each visited node's rows, and the
+nodes' entries are built after the generation is timed (`resispec.decoding.walk.finish_audit`). Every
+record says its pass, whether its generation kept audit rows (``audited``), the device, the host name
+and the torch thread count it ran with. Method ``autoregressive`` is the target alone
+(`resispec.decoding.autoregressive`); it has no tree nodes to audit.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from resispec.decoding.audit_sampling import AuditPlan, sample_nodes
 from resispec.decoding.records import GenerateOutput
 
 log = logging.getLogger(__name__)
-PASSES = ("timing", "audit")
+PASS = "timing"  # the records' ``pass``: the one decoding pass (the audit's nodes ride in it)
 RECORD_META = ("dataset", "tree", "temperature", "target", "draft")
 
 
@@ -173,29 +174,28 @@ class DecodeSession:
             capacity=self.capacity,
         )
 
-    def record(self, method: str, prompt: dict, seed: int, output: GenerateOutput, pass_name: str) -> dict:
+    def record(self, method: str, prompt: dict, seed: int, output: GenerateOutput, audited: bool) -> dict:
         """The raw per-prompt record of one decoded prompt (docs/architecture.md)."""
-        if pass_name not in PASSES:
-            raise ValueError(f"pass_name must be one of {PASSES}, got {pass_name!r}")
         meta = {key: self.job.get(key) for key in RECORD_META}  # a baseline has no draft and no tree
         record = output.to_record(prompt_id=prompt["prompt_id"], method=method, seed=seed, **meta)
-        record.update({"pass": pass_name, **machine(self.device)})
+        record.update({"pass": PASS, "audited": audited, **machine(self.device)})
         record["shaping_time_s"] = _shaping_times(output.steps)
         return record
 
-    def timing_prompt(self, method: str, prompt: dict, seed: int) -> dict:
-        """Timing pass: decode with audit logging off; returns the raw record."""
-        return self.record(method, prompt, seed, self.generate(method, prompt, seed), "timing")
-
-    def audit_prompt(self, method: str, prompt: dict, seed: int, plan: AuditPlan) -> tuple[dict, list[dict]]:
-        """Audit pass: decode with audit logging on; returns the raw record and the nodes kept by ``plan``
-        (sampled uniformly along the generation, seeded by ``seed``)."""
-        if method == autoregressive.METHOD:
-            raise ValueError(f"method {method!r} has no tree nodes to audit")
-        top = self.settings.get("audit", {}).get("top_tokens", 256)
+    def timing_prompt(
+        self, method: str, prompt: dict, seed: int, plan: AuditPlan | None = None
+    ) -> tuple[dict, list[dict] | None]:
+        """Decode one prompt of the timing pass: its raw record, and with a ``plan`` (a prompt the audit
+        samples) the nodes the plan keeps, sampled uniformly along the generation (seeded by ``seed``);
+        ``None`` without a plan or for ``autoregressive`` (no tree nodes)."""
+        audited = plan is not None and method != autoregressive.METHOD
+        top = self.settings.get("audit", {}).get("top_tokens", 256) if audited else None
         output = self.generate(method, prompt, seed, audit_top=top)
+        record = self.record(method, prompt, seed, output, audited)
+        if not audited:
+            return record, None
         entries = [dict(node, step=index) for index, step in enumerate(output.steps) for node in step.audit]
-        return self.record(method, prompt, seed, output, "audit"), sample_nodes(entries, plan, seed)
+        return record, sample_nodes(entries, plan, seed)
 
 
 def _shaping_times(steps) -> dict[str, float]:

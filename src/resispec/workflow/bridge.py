@@ -38,7 +38,7 @@ def snakemake_argv(command: str, smk) -> list[str]:
 
 
 def command_name(step: ModuleType) -> str:
-    """The ``resispec`` command of a step module (``steps.audit_decode`` -> ``audit-decode``)."""
+    """The ``resispec`` command of a step module (``steps.profile_pair`` -> ``profile-pair``)."""
     return step.__name__.rsplit(".", 1)[-1].replace("_", "-")
 
 

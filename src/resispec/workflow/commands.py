@@ -21,7 +21,6 @@ COMMANDS = {
     "profile-pair": "resispec.workflow.steps.profile_pair",
     "decode": "resispec.workflow.steps.decode",
     "baseline": "resispec.workflow.steps.baseline",
-    "audit-decode": "resispec.workflow.steps.audit_decode",
     "exactness": "resispec.workflow.steps.exactness",
     "aggregate": "resispec.workflow.steps.aggregate",
     "notebook": "resispec.workflow.steps.notebook",

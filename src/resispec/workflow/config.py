@@ -128,16 +128,17 @@ RULE_SETTINGS = {
         "data.train_documents",
     ),
     "source_model": (),
-    "decode": ("device", "dtype", "compile", "seed", "testing"),
-    "audit_decode": (
+    "decode": (
         "device",
         "dtype",
         "compile",
         "seed",
+        "testing",
         "audit.top_tokens",
         "audit.max_nodes",
         "audit.nodes_per_prompt",
     ),
+    "baseline": ("device", "dtype", "compile", "seed", "testing"),
     "exactness": (
         "seed",
         "audit.max_histories",

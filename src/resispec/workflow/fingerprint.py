@@ -25,7 +25,7 @@ def file_hash(path: str | Path | None) -> str | None:
 
 
 def run_fingerprint(command: str, args, **extra: Any) -> dict[str, Any]:
-    """The fingerprint of one decoding pass (`resispec decode` / `audit-decode` / `baseline` arguments
+    """The fingerprint of one decoding pass (`resispec decode` / `baseline` arguments
     ``args``; a baseline has no draft and no profile)."""
     settings = {k: v for k, v in args.settings.items() if k not in UNFINGERPRINTED_SETTINGS}
     return {

@@ -31,11 +31,8 @@ class WorkflowPaths:
         return f"{self.results}/baseline/{baseline}.jsonl"
 
     def audit(self, run: str = "{run}") -> str:
+        """The nodes a run's timing pass kept for the exactness audit."""
         return f"{self.results}/audit/{run}.pt"
-
-    def audit_records(self, run: str = "{run}") -> str:
-        """Raw records of a run's audit pass (the timing pass's are `raw`)."""
-        return f"{self.results}/audit/{run}.jsonl"
 
     def exactness(self, run: str = "{run}") -> str:
         return f"{self.results}/exactness/{run}.csv"

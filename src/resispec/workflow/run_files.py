@@ -1,7 +1,7 @@
 """The files of one decoding pass of a run: records appended as each (method, prompt) finishes, so that a
 killed job resumes where it stopped; the declared outputs are published only when every prompt is done.
 
-`<records>.partial` holds raw per-prompt records; with an ``audit_out`` (the audit pass),
+`<records>.partial` holds raw per-prompt records; with an ``audit_out`` (nodes kept for the audit),
 `<audit>.partial.jsonl` holds the audited nodes of each (method, prompt), and a prompt counts as done
 only once both of its lines exist. `<records>.partial.fingerprint.json` holds the fingerprint of what
 the records depend on (`resispec.workflow.fingerprint`): a job whose fingerprint differs (another seed,
@@ -81,7 +81,8 @@ class RunFiles:
         return done
 
     def append(self, record: dict, nodes: list[dict] | None = None) -> None:
-        """Append one finished (method, prompt): its audited nodes first (audit pass), its record last."""
+        """Append one finished (method, prompt): its audited nodes first (with an ``audit_out``), its record
+        last."""
         if self.audit_partial is not None:
             entry = {"method": record["method"], "prompt_id": record["prompt_id"], "nodes": nodes or []}
             append_line(self.audit_partial, _jsonable(entry))

@@ -28,14 +28,6 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--exactness", nargs="+", type=existing_file, required=True, help="exactness CSVs of the runs"
     )
-    parser.add_argument(
-        "--audit-records",
-        dest="audit_records",
-        nargs="*",
-        type=existing_file,
-        default=[],
-        help="raw records of the runs' audit passes",
-    )
     parser.add_argument("--table", required=True, help="output tidy CSV")
     parser.add_argument("--jobs", type=json_list, required=True, help="the table's jobs (JSON list)")
     add_settings(parser)
@@ -44,9 +36,7 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from resispec.audit.aggregate import table_rows, write_table
 
-    rows = table_rows(
-        args.jobs, args.records, args.exactness, args.settings, args.audit_records, args.baselines
-    )
+    rows = table_rows(args.jobs, args.records, args.exactness, args.settings, args.baselines)
     write_table(args.table, rows)
     log.info("wrote %d rows for %d jobs to %s", len(rows), len(args.jobs), args.table)
     return 0

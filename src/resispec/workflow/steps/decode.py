@@ -1,13 +1,20 @@
-"""`resispec decode`: the timing pass of one decoding run (a sheet configuration) with each of its methods.
+"""`resispec decode`: the timing pass of one decoding run (a sheet configuration) with each of its methods,
+which also keeps the exactness audit's nodes.
 
-Audit logging is off (the audit pass is `resispec audit-decode`). The caches are sized once for the run
-and every compiled graph is built first (``DecodeSession.prepare``); then every method decodes the first
-``WARMUP_NEW_TOKENS`` tokens of the first prompt, discarded (the warm-up); then the methods are
-interleaved per prompt (their order rotating from one prompt to the next), and every method decodes a
-prompt from the same seed, derived from the base seed, the run and the prompt id (not the method). Raw
-records are appended to `<records>.partial` as each (method, prompt) finishes; a killed job resumes from
-its last finished prompt, and reruns are identical. The workflow runs this job alone on the machine, with
-all the threads it is given.
+The caches are sized once for the run and every compiled graph is built first (``DecodeSession.prepare``);
+then every method decodes the first ``WARMUP_NEW_TOKENS`` tokens of the first prompt, discarded (the
+warm-up); then the methods are interleaved per prompt (their order rotating from one prompt to the next),
+and every method decodes a prompt from the same seed, derived from the base seed, the run and the prompt
+id (not the method). With ``--audit``, on the prompts the audit samples
+(`resispec.decoding.audit_sampling.audit_plans`: ``ceil(audit.max_nodes / audit.nodes_per_prompt)``
+prompts, seeded) each method with tree nodes keeps ``audit.nodes_per_prompt`` verified nodes sampled
+uniformly along its generation with their top-token distributions, and ``--full-vocab-nodes`` nodes per
+method (the workflow: ``audit.full_vocab_nodes`` on the runs of ``audit.full_vocab_tables``, else 0)
+their full-vocabulary rows (compressed): the step copies the visited nodes' rows, and the entries are
+built after the generation is timed (docs/reproduction-notes.md, "The audit's nodes from the timing
+pass"). Raw records (and audited nodes) are appended to `<records>.partial` as each (method, prompt)
+finishes; a killed job resumes from its last finished prompt, and reruns are identical. The workflow runs
+this job alone on the machine, with all the threads it is given.
 """
 
 from __future__ import annotations
@@ -18,10 +25,10 @@ import re
 import time
 from pathlib import Path
 
-from resispec.workflow.cli_types import existing_file, json_object
+from resispec.workflow.cli_types import existing_file, json_object, nonnegative_int
 from resispec.workflow.steps.common import add_settings, model_dir, set_threads
 
-HELP = "timing pass of one decoding run: raw per-prompt records (JSONL), audit logging off"
+HELP = "timing pass of one decoding run: raw per-prompt records (JSONL) and the audit's sampled nodes (.pt)"
 log = logging.getLogger(__name__)
 
 
@@ -40,7 +47,7 @@ def decoding_job(text: str) -> dict:
 
 
 def add_run_arguments(parser, records_help: str) -> None:
-    """The options both decoding passes take."""
+    """The options of a run's timing pass (and of a baseline's, with no draft)."""
     parser.add_argument(
         "--prompts", type=existing_file, required=True, help="prompts JSONL of the run's dataset"
     )
@@ -60,6 +67,14 @@ def add_run_arguments(parser, records_help: str) -> None:
 
 def add_arguments(parser) -> None:
     add_run_arguments(parser, "output raw records JSONL")
+    parser.add_argument("--audit", help="output audit file (.pt) of the sampled nodes (default: no audit)")
+    parser.add_argument(
+        "--full-vocab-nodes",
+        dest="full_vocab_nodes",
+        type=nonnegative_int,
+        default=None,
+        help="nodes per method that keep their full rows (default: settings audit.full_vocab_nodes, else 4)",
+    )
 
 
 def run_prompts(path: str, job: dict) -> list[dict]:
@@ -94,30 +109,32 @@ def log_progress(what: str, index: int, total: int, start: float) -> None:
     log.info("%s %d/%d done, ETA %.0f s", what, index, total, elapsed / index * (total - index))
 
 
-def timing_pass(session, job: dict, settings: dict, prompts: list[dict], files) -> None:
+def timing_pass(session, job: dict, settings: dict, prompts: list[dict], files, plans=None) -> None:
     """Decode every (method, prompt) of ``job`` not yet in ``files``: the caches sized and the graphs built
-    first, each method's warm-up (``warm_up_prompt``) discarded, then the methods interleaved per prompt;
-    publish."""
+    first, each method's warm-up (``warm_up_prompt``) discarded, then the methods interleaved per prompt,
+    the prompts of ``plans`` ({prompt id: AuditPlan}) keeping their audited nodes; publish."""
     from resispec.decoding.order import interleaved, prompt_seed, warm_up_prompt
 
+    plans = plans or {}
     done = files.done()
     todo = interleaved(job["methods"], prompts, done)
     log.info(
-        "run %s (timing pass): %d prompts x %d methods, %d done",
+        "run %s (timing pass): %d prompts x %d methods, %d done, %d prompts audited",
         job["run"],
         len(prompts),
         len(job["methods"]),
         len(done),
+        len(plans),
     )
     seed = lambda prompt: prompt_seed(settings.get("seed", 0), job, prompt["prompt_id"])  # noqa: E731
     if todo:
         session.prepare(prompts)  # the run's cache size, every compiled graph built
         warm = warm_up_prompt(prompts[0])
-        for method in job["methods"]:
-            session.timing_prompt(method, warm, seed(warm))
+        for method in job["methods"]:  # with an audit, its copies warmed up too
+            session.timing_prompt(method, warm, seed(warm), next(iter(plans.values()), None))
     start = time.monotonic()
     for index, (method, prompt) in enumerate(todo, 1):
-        files.append(session.timing_prompt(method, prompt, seed(prompt)))
+        files.append(*session.timing_prompt(method, prompt, seed(prompt), plans.get(prompt["prompt_id"])))
         log_progress(f"{method} {prompt['prompt_id']}:", index, len(todo), start)
         if index == 1:
             fail_once(settings, job)
@@ -125,6 +142,7 @@ def timing_pass(session, job: dict, settings: dict, prompts: list[dict], files) 
 
 
 def run(args) -> int:
+    from resispec.decoding.audit_sampling import audit_plans
     from resispec.decoding.session import DecodeSession
     from resispec.workflow.fingerprint import run_fingerprint
     from resispec.workflow.run_files import RunFiles
@@ -132,7 +150,10 @@ def run(args) -> int:
     set_threads(args.threads)
     job, settings = args.job, args.settings
     prompts = run_prompts(args.prompts, job)
+    plans = audit_plans(settings, job, prompts, args.full_vocab_nodes) if args.audit else {}
     session = DecodeSession.open(job, settings, model_dir(args.target), model_dir(args.draft), args.profile)
-    files = RunFiles(args.records, fingerprint=run_fingerprint("decode", args))
-    timing_pass(session, job, settings, prompts, files)
+    fingerprint = run_fingerprint(
+        "decode", args, full_vocab_nodes=args.full_vocab_nodes, audit=bool(args.audit)
+    )
+    timing_pass(session, job, settings, prompts, RunFiles(args.records, args.audit, fingerprint), plans)
     return 0

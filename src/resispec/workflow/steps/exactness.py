@@ -1,6 +1,6 @@
 """`resispec exactness`: per audited node of one decoding run, the exact law of its verifier against
 the target: on the lumped top-token vocabulary (scope "lumped", every audited node) and on the full
-vocabulary (scope "full", the nodes whose full rows the audit pass kept), with a Monte Carlo
+vocabulary (scope "full", the nodes whose full rows the timing pass kept), with a Monte Carlo
 cross-check of the real sampler on the first ``--monte-carlo-nodes`` full-vocabulary resispec nodes."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ COLUMNS += ["mc_tv", "mc_tv_low", "mc_tv_high", "mc_consistent"]
 
 def add_arguments(parser) -> None:
     parser.add_argument(
-        "--audit", type=existing_file, required=True, help="audit file written by `resispec audit-decode`"
+        "--audit", type=existing_file, required=True, help="audit file written by `resispec decode --audit`"
     )
     parser.add_argument("--nodes", required=True, help="output CSV, one row per (audited node, scope)")
     parser.add_argument("--job", type=json_object, required=True, help="the decoding run (JSON)")
