@@ -15,7 +15,17 @@ from pathlib import Path
 
 from resispec.workflow.config import ConfigError
 
-_LOADED: dict[str, tuple[str, ...]] = {}  # entry -> the methods it registered (a second load is a no-op)
+_LOADED: dict[str, tuple[str, ...]] = {}  # key -> the methods it registered (a second load is a no-op)
+
+
+def _key(entry: str) -> str:
+    """One key per module: a file by its resolved path (``examples/x.py`` and its absolute path are one
+    plugin), a module by its name."""
+    return str(Path(entry).resolve()) if entry.endswith(".py") else entry
+
+
+def _module_name(entry: str) -> str:
+    return Path(entry).stem if entry.endswith(".py") else entry
 
 
 def _import(entry: str):
@@ -43,8 +53,12 @@ def load_plugin(entry: str) -> tuple[str, ...]:
     if it fails to import or registers no method."""
     from resispec.verify.registry import methods, names  # torch: only a config with plugins pays it
 
-    if entry in _LOADED:
-        return _LOADED[entry]
+    key = _key(entry)
+    if key in _LOADED:
+        if set(_LOADED[key]) <= set(names()):
+            return _LOADED[key]
+        del _LOADED[key]  # its methods were unregistered since: import it afresh
+        sys.modules.pop(_module_name(entry), None)
     before = set(names())
     try:
         module = _import(entry)
@@ -60,18 +74,19 @@ def load_plugin(entry: str) -> tuple[str, ...]:
             f"config key 'plugins': {entry!r} registered no verification method (call "
             "resispec.verify.register(YourMethod()) at import)"
         )
-    _LOADED[entry] = added
+    _LOADED[key] = added
     return added
 
 
 def forget_plugin(entry: str) -> None:
     """Undo ``load_plugin`` (tests, notebooks): unregister its methods and drop its module."""
-    from resispec.verify.registry import unregister
+    from resispec.verify.registry import names, unregister
 
-    for name in _LOADED.pop(entry, ()):
-        unregister(name)
-    module = Path(entry).stem if entry.endswith(".py") else entry
-    sys.modules.pop(module, None)
+    registered = set(names())
+    for name in _LOADED.pop(_key(entry), ()):
+        if name in registered:
+            unregister(name)
+    sys.modules.pop(_module_name(entry), None)
 
 
 def load_plugins(config) -> tuple[str, ...]:
