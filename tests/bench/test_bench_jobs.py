@@ -1,6 +1,8 @@
 """`python -m resispec.bench jobs`: job seconds per rule and idle cores, from a run's benchmark files and
 its Snakemake log."""
 
+import json
+
 from resispec.bench import jobs
 
 LOG = """Provided cores: 2
@@ -66,3 +68,27 @@ def test_a_rule_timed_by_file_in_one_run_and_by_log_in_the_other_is_one_row(tmp_
     rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()}
     assert rows["decode*"][1:3] == ["1", "88"] and rows["decode*"][5:7] == ["1", "90"]
     assert rows["decode*"][-1] == "1.02" and "decode" not in rows
+
+
+def test_timed_jobs_split_into_their_timed_generations_and_the_rest(tmp_path, capsys):
+    """A decode job of 90 s whose records timed 30 + 40 s spent 20 s outside them; a job without records
+    (not finished) is left out."""
+    results = tmp_path / "results"
+    for rule, folder, name, seconds, walls in [
+        ("decode", "raw", "a", 90.0, [30.0, 40.0]),
+        ("decode", "raw", "b", 50.0, [45.0]),
+        ("baseline", "baseline", "c", 12.0, [2.0, 2.5]),
+        ("decode", None, "unfinished", 10.0, []),
+    ]:
+        (results / "benchmarks" / rule).mkdir(parents=True, exist_ok=True)
+        (results / "benchmarks" / rule / f"{name}.tsv").write_text(f"s\th:m:s\n{seconds}\t0:01:30\n")
+        if folder:
+            (results / folder).mkdir(exist_ok=True)
+            lines = "".join(json.dumps({"method": "m", "wall_s": wall}) + "\n" for wall in walls)
+            (results / folder / f"{name}.jsonl").write_text(lines)
+    split = jobs.timed_split(results)
+    assert split == {"decode": ([90.0, 50.0], [70.0, 45.0]), "baseline": ([12.0], [4.5])}
+    assert jobs.main(["--results", str(results)]) == 0
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines() if line}
+    assert rows["decode"][1:] == ["2", "140", "115", "25", "12.5", "17.9"]
+    assert rows["baseline"][1:] == ["1", "12", "4", "8", "7.5", "62.5"]

@@ -9,14 +9,18 @@ writes for every rule that declares ``benchmark:``) as total / median / max, and
 job seconds of rules without a benchmark file. From the log it also prints the run's wall time, the cores it
 was given, the core-seconds no job used (idle cores: a job that needs every core waits for the others to
 finish, and a single-core job at the end of a stage runs alone) and the minutes of jobs that hold every core
-(the timed passes, each alone: a floor under the wall time that no scheduling lowers). With ``--against``
-(a second run) each number gets the second run's beside it and their ratio (second / first).
+(the timed passes, each alone: a floor under the wall time that no scheduling lowers). For the timed passes
+(rules ``decode`` and ``baseline``) it splits each job's seconds into those inside its timed generations (the
+records' ``wall_s``) and the rest (the process's start and imports, loading the models, the warm-up, writing
+the records and the audit's entries), since only the rest can go without changing what is timed. With
+``--against`` (a second run) each number gets the second run's beside it and their ratio (second / first).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import re
 import statistics
 from dataclasses import dataclass
@@ -99,6 +103,40 @@ def benchmark_seconds(results: Path) -> dict[str, list[float]]:
     return seconds
 
 
+TIMED_RECORDS = {"decode": "raw", "baseline": "baseline"}  # timed rule -> the folder of its records
+
+
+def timed_split(results: Path) -> dict[str, tuple[list[float], list[float]]]:
+    """{timed rule: (each job's seconds, the seconds inside its timed generations)}, for the jobs that
+    have both a benchmark file and records (``benchmarks/RULE/NAME.tsv``, ``FOLDER/NAME.jsonl``)."""
+    split: dict[str, tuple[list[float], list[float]]] = {}
+    for rule, folder in TIMED_RECORDS.items():
+        for bench in sorted((results / "benchmarks" / rule).glob("*.tsv")):
+            records = results / folder / f"{bench.stem}.jsonl"
+            if not records.is_file():
+                continue
+            with bench.open() as handle:
+                rows = list(csv.DictReader(handle, delimiter="\t"))
+            lines = [json.loads(line) for line in records.read_text().splitlines() if line.strip()]
+            job, timed = split.setdefault(rule, ([], []))
+            job.append(float(rows[-1]["s"]))
+            timed.append(sum(float(record["wall_s"]) for record in lines))
+    return split
+
+
+def print_timed_split(split: dict[str, tuple[list[float], list[float]]]) -> None:
+    if not split:
+        return
+    print(f"{'timed rule':<16}{'jobs':>6}{'job s':>8}{'timed s':>9}{'rest s':>8}{'rest/job':>9}{'rest %':>8}")
+    for rule, (job, timed) in split.items():
+        rest = [j - t for j, t in zip(job, timed, strict=True)]
+        print(
+            f"{rule:<16}{len(job):>6}{sum(job):>8.0f}{sum(timed):>9.0f}{sum(rest):>8.0f}"
+            f"{statistics.median(rest):>9.1f}{100 * sum(rest) / sum(job):>8.1f}"
+        )
+    print("(timed s: the records' wall_s; rest: start, imports, model load, warm-up, writing, per job)")
+
+
 def rule_seconds(results: Path | None, timeline: Timeline | None) -> tuple[dict[str, list[float]], set[str]]:
     """Each rule's job seconds, benchmark files first and the log for rules without them; and the rules whose
     seconds came from the log."""
@@ -165,4 +203,8 @@ def main(argv=None) -> int:
         timeline = parse_log(log) if log else None
         runs.append((rule_seconds(results, timeline), timeline))
     print_tables(runs, [name for _, _, name in pairs])
+    for results, _, name in pairs:
+        if results:
+            print(f"-- {name} run's timed passes")
+            print_timed_split(timed_split(results))
     return 0
