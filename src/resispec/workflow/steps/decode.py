@@ -128,10 +128,13 @@ def timing_pass(session, job: dict, settings: dict, prompts: list[dict], files, 
     )
     seed = lambda prompt: prompt_seed(settings.get("seed", 0), job, prompt["prompt_id"])  # noqa: E731
     if todo:
+        start = time.monotonic()
         session.prepare(prompts)  # the run's cache size, every compiled graph built
+        prepared = time.monotonic()
         warm = warm_up_prompt(prompts[0])
         for method in job["methods"]:  # with an audit, its copies warmed up too
             session.timing_prompt(method, warm, seed(warm), next(iter(plans.values()), None))
+        log.info("prepared in %.1f s, warmed up in %.1f s", prepared - start, time.monotonic() - prepared)
     start = time.monotonic()
     for index, (method, prompt) in enumerate(todo, 1):
         files.append(*session.timing_prompt(method, prompt, seed(prompt), plans.get(prompt["prompt_id"])))
