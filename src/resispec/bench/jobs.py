@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import re
 import statistics
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+
+from resispec.audit.aggregate import read_records
 
 STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
 RULE = re.compile(r"^(?:local)?rule (\w+):$")
@@ -91,15 +92,20 @@ def parse_log(path: Path) -> Timeline:
     return Timeline([job for job in jobs.values() if job.rule != "all"], cores)
 
 
+def job_seconds(path: Path) -> float | None:
+    """A benchmark file's seconds (its last row: a retried job's last attempt), None if it has no row."""
+    with path.open() as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    return float(rows[-1]["s"]) if rows else None
+
+
 def benchmark_seconds(results: Path) -> dict[str, list[float]]:
     """{rule: seconds of each job} from ``results/benchmarks/RULE/**/*.tsv`` (job names may hold folders)."""
     seconds: dict[str, list[float]] = {}
     root = results / "benchmarks"
     for path in sorted(root.rglob("*.tsv")):
-        with path.open() as handle:
-            rows = list(csv.DictReader(handle, delimiter="\t"))
-        if rows:
-            seconds.setdefault(path.relative_to(root).parts[0], []).append(float(rows[-1]["s"]))
+        if (value := job_seconds(path)) is not None:
+            seconds.setdefault(path.relative_to(root).parts[0], []).append(value)
     return seconds
 
 
@@ -112,15 +118,12 @@ def timed_split(results: Path) -> dict[str, tuple[list[float], list[float]]]:
     split: dict[str, tuple[list[float], list[float]]] = {}
     for rule, folder in TIMED_RECORDS.items():
         for bench in sorted((results / "benchmarks" / rule).glob("*.tsv")):
-            records = results / folder / f"{bench.stem}.jsonl"
-            if not records.is_file():
+            records, seconds = results / folder / f"{bench.stem}.jsonl", job_seconds(bench)
+            if not records.is_file() or seconds is None:
                 continue
-            with bench.open() as handle:
-                rows = list(csv.DictReader(handle, delimiter="\t"))
-            lines = [json.loads(line) for line in records.read_text().splitlines() if line.strip()]
             job, timed = split.setdefault(rule, ([], []))
-            job.append(float(rows[-1]["s"]))
-            timed.append(sum(float(record["wall_s"]) for record in lines))
+            job.append(seconds)
+            timed.append(sum(float(record["wall_s"]) for record in read_records(records)))
     return split
 
 

@@ -34,7 +34,7 @@ def _import(entry: str):
     path = Path(entry)
     if not path.is_file():
         raise FileNotFoundError(f"no such file {str(path.resolve())!r}")
-    name = path.stem
+    name = _module_name(entry)
     if name in sys.modules and getattr(sys.modules[name], "__file__", None) == str(path.resolve()):
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path.resolve())
