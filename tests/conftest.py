@@ -30,3 +30,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return FIRST.index(module) if module in FIRST else len(FIRST)
 
     items.sort(key=rank)  # stable: the order inside each module is kept
+
+
+@pytest.fixture(autouse=True)
+def _plugins_forgotten_after_each_test():
+    """A test that loads a plugin in this process (``expand_jobs`` on the .test config) leaves the method
+    registry as it found it, so no later test on the same worker sees ``first_candidate``."""
+    from resispec.workflow import plugins
+
+    before = set(plugins._LOADED)
+    yield
+    for key in set(plugins._LOADED) - before:
+        plugins.forget_plugin(key)
