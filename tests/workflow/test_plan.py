@@ -84,3 +84,17 @@ def test_plan_rejects_models_without_published_sizes():
     config = load_configs([str(REPO / "config" / "config.yaml")])
     with pytest.raises(ValueError, match="hf: source"):
         plan.plan(config, plan.GPUS["a100-40gb"], group_runs(expand_jobs(config, REPO)))
+
+
+def test_dtype_auto_is_planned_in_what_each_gpu_runs(paper):
+    """``auto``: bfloat16 weights where the GPU has bfloat16, float32 (twice the bytes) on a V100."""
+    config, runs, _ = paper
+    auto = {**config, "dtype": "auto"}
+    cnn = "cnn_dailymail_T1_d5b3_llama-2-7b_jf68m_n200"
+    gb = {}
+    for name in ("a100-40gb", "v100-32gb"):
+        jobs = plan.plan(auto, plan.GPUS[name], {cnn: runs[cnn]}, {})
+        gb[name] = next(job.gpu_gb for job in jobs if job.rule == "decode")
+    weights_7b = LLAMA_2_7B_PARAMS * 2 / 1e9
+    assert weights_7b < gb["a100-40gb"] < 2 * weights_7b < gb["v100-32gb"]
+    assert plan.gpu_dtype("float16", plan.GPUS["v100-32gb"]) == "float16"

@@ -5,8 +5,8 @@ One pass decodes a run's prompts, the *timing* pass: its records give accepted l
 On the prompts the exactness audit samples (an ``AuditPlan``), a method with tree nodes also keeps some
 of the generation's verified nodes for the audit: the step only copies each visited node's rows, and the
 nodes' entries are built after the generation is timed (`resispec.decoding.walk.finish_audit`). Every
-record says its pass, whether its generation kept audit rows (``audited``), the device, the host name
-and the torch thread count it ran with. Method ``autoregressive`` is the target alone
+record says its pass, whether its generation kept audit rows (``audited``), the device, the dtype, the
+host name and the torch thread count it ran with. Method ``autoregressive`` is the target alone
 (`resispec.decoding.autoregressive`); it has no tree nodes to audit.
 """
 
@@ -59,9 +59,22 @@ def load_drafter(draft_dir: Path, target_model, *, device: str, dtype: str):
     return drafter, ready
 
 
-def machine(device: str) -> dict:
-    """Where a record was measured: the configured device, the host name and torch's thread count."""
-    return {"device": device, "hostname": socket.gethostname(), "threads": torch.get_num_threads()}
+def machine(device: str, model: torch.nn.Module) -> dict:
+    """Where a record was measured: the configured device, the dtype the target ran in (config ``auto``
+    resolved), the host name and torch's thread count."""
+    host = {"hostname": socket.gethostname(), "threads": torch.get_num_threads()}
+    return {"device": device, "dtype": dtype_name(model), **host}
+
+
+def dtype_name(model: torch.nn.Module) -> str:
+    """The dtype a model's weights are in, by name ("bfloat16")."""
+    return str(next(model.parameters()).dtype).removeprefix("torch.")
+
+
+def _precision(device: str, dtype: str, model: torch.nn.Module) -> str:
+    """The log's words for where and in what the models run (config dtype ``auto`` with what it became)."""
+    ran = dtype_name(model)
+    return f"device {device}, dtype {ran}" + (f" ({dtype})" if dtype != ran else "")
 
 
 @dataclass
@@ -90,7 +103,7 @@ class DecodeSession:
         check_tokenizers(target_dir, draft_dir)
         target = load_model(target_dir, device=device, dtype=dtype)
         draft, _ = load_drafter(draft_dir, target, device=device, dtype=dtype)
-        log.info("tree %s: %d nodes; device %s, dtype %s", job["tree"], tree.num_nodes, device, dtype)
+        log.info("tree %s: %d nodes; %s", job["tree"], tree.num_nodes, _precision(device, dtype, target))
         return cls(job, settings, target, draft, tree)
 
     @classmethod
@@ -100,7 +113,7 @@ class DecodeSession:
 
         device, dtype = settings.get("device", "cpu"), settings.get("dtype", "float32")
         target = load_model(target_dir, device=device, dtype=dtype)
-        log.info("target alone (autoregressive baseline); device %s, dtype %s", device, dtype)
+        log.info("target alone (autoregressive baseline); %s", _precision(device, dtype, target))
         return cls(job, settings, target, None, None)
 
     capacity: int | None = None  # the run's static-cache size (``prepare``)
@@ -178,7 +191,7 @@ class DecodeSession:
         """The raw per-prompt record of one decoded prompt (docs/architecture.md)."""
         meta = {key: self.job.get(key) for key in RECORD_META}  # a baseline has no draft and no tree
         record = output.to_record(prompt_id=prompt["prompt_id"], method=method, seed=seed, **meta)
-        record.update({"pass": PASS, "audited": audited, **machine(self.device)})
+        record.update({"pass": PASS, "audited": audited, **machine(self.device, self.target_model)})
         record["shaping_time_s"] = _shaping_times(output.steps)
         return record
 

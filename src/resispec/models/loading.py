@@ -6,13 +6,14 @@ from pathlib import Path
 
 
 def load_model(model_dir: str | Path, *, device: str = "cpu", dtype: str = "float32"):
-    """Load a materialized model directory in eval mode on `device` with `dtype` (a torch dtype name)."""
+    """Load a materialized model directory in eval mode on `device` with `dtype` (a config dtype name:
+    float32, bfloat16, float16, or auto, resolved for `device` by `resispec.models.precision`)."""
     import torch
     from transformers import AutoModelForCausalLM
 
-    torch_dtype = getattr(torch, dtype, None)
-    if not isinstance(torch_dtype, torch.dtype):
-        raise ValueError(f"dtype {dtype!r} is not a torch dtype name")
+    from resispec.models.precision import resolve_dtype
+
+    torch_dtype = getattr(torch, resolve_dtype(dtype, device))
     if not (Path(model_dir) / "config.json").is_file():
         raise ValueError(f"model_dir {model_dir}: no config.json (materialize it first)")
     from resispec.models.reduced_vocab import is_reduced, load_reduced

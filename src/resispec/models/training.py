@@ -26,6 +26,8 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from resispec.models.precision import cpu_has_bfloat16
+
 log = logging.getLogger(__name__)
 
 WARMUP_STEPS = 30  # linear warm-up: AdamW's moment estimates are unreliable in the first steps
@@ -86,14 +88,6 @@ class TrainOptions:
 
 
 LOSSES = ("kl", "tv", "kl+tv")
-
-
-def cpu_has_bfloat16() -> bool:
-    """Whether this CPU computes in bfloat16 natively (AVX512-BF16 or AMX tiles). Without them torch
-    emulates bfloat16 matrix products, several times slower than float32 (docs/reproduction-notes.md,
-    "Training precision on CPUs without bfloat16")."""
-    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
-    return any(getattr(torch.cpu, name, lambda: False)() for name in checks)
 
 
 @contextlib.contextmanager

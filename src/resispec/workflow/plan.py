@@ -37,6 +37,7 @@ class Gpu:
     memory_gb: float
     bandwidth_gbps: float  # HBM bandwidth, GB/s
     tflops: float  # dense float16/bfloat16 tensor-core peak
+    bfloat16: bool = True  # native bfloat16 (what config dtype ``auto`` runs in; float32 without it)
 
 
 GPUS = {  # vendors' data sheets
@@ -44,8 +45,15 @@ GPUS = {  # vendors' data sheets
     "a100-80gb": Gpu("a100-80gb", 80, 2039, 312),
     "h100-80gb": Gpu("h100-80gb", 80, 3350, 989),
     "l40s-48gb": Gpu("l40s-48gb", 48, 864, 362),
-    "v100-32gb": Gpu("v100-32gb", 32, 900, 125),
+    "v100-32gb": Gpu("v100-32gb", 32, 900, 125, bfloat16=False),
 }
+
+
+def gpu_dtype(dtype: str, gpu: Gpu) -> str:
+    """The dtype a config's ``dtype`` runs in on ``gpu`` (``auto`` as `resispec.models.precision` has it)."""
+    if dtype == "auto":
+        return "bfloat16" if gpu.bfloat16 else "float32"
+    return dtype
 
 
 @dataclass(frozen=True)
@@ -137,7 +145,7 @@ def _seconds(flops: float, weight_bytes: float, gpu: Gpu) -> float:
 def decode_plan(run: dict, sizes: dict[str, ModelSize], settings: dict, gpu: Gpu) -> JobPlan:
     """The needs of one decoding run (`resispec.workflow.sheets.group_runs`), or of one autoregressive
     baseline (`group_baselines`: the target alone, one token per forward, rule ``baseline``)."""
-    nbytes = BYTES[settings["dtype"]]
+    nbytes = BYTES[gpu_dtype(settings["dtype"], gpu)]
     data = settings["data"]
     models = [sizes[run["target"]]] + ([sizes[run["draft"]]] if "draft" in run else [])
     nodes, levels = tree_shape(run["tree"]) if "tree" in run else (1, 0)

@@ -51,15 +51,19 @@ def record_key(config: dict) -> dict:
 
 
 def collect(run: dict | None = None) -> dict:
-    """The record: the run it describes (``record_key``), then the hardware and versions found here
-    (`resispec.report.environment.collect_environment`) and torch's thread count."""
+    """The record: the run it describes (``record_key``; a dtype ``auto`` with what it is on this machine),
+    then the hardware and versions found here (`resispec.report.environment.collect_environment`) and
+    torch's thread count."""
     import platform
 
     import torch
 
+    from resispec.models.precision import AUTO, resolve_dtype
     from resispec.report.environment import collect_environment
 
     described = {key: run[key] for key in ("run_name", "device", "dtype") if key in (run or {})}
+    if described.get("dtype") == AUTO and "device" in described:  # what auto is on this machine
+        described["dtype"] = f"{AUTO}: {resolve_dtype(AUTO, described['device'])} here"
     here = {"host": platform.node(), **collect_environment(), "torch threads": str(torch.get_num_threads())}
     return {**described, **here}
 

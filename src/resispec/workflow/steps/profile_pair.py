@@ -33,7 +33,7 @@ def run(args) -> int:
 
     from resispec.decoding.compiled import EngineModes
     from resispec.decoding.pair_profile import measure_pair
-    from resispec.decoding.session import check_tokenizers, load_drafter
+    from resispec.decoding.session import check_tokenizers, dtype_name, load_drafter
     from resispec.models.loading import load_model
     from resispec.models.preparation import heldout_contexts, training_texts
 
@@ -61,7 +61,11 @@ def run(args) -> int:
             modes=EngineModes(compile_mode=settings.get("compile", "auto")),
         )
     profile.meta.update(
-        target=str(target_dir), draft=str(draft_dir), device=device, dtype=dtype, host=platform.node()
+        target=str(target_dir),
+        draft=str(draft_dir),
+        device=device,
+        dtype=dtype_name(target),
+        host=platform.node(),
     )
     write_json(args.profile, json.loads(profile.to_json()))
     log.info("pair profile written to %s in %.0f s", args.profile, profile.meta["seconds"])
