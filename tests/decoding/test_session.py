@@ -54,3 +54,23 @@ def test_a_draft_trained_on_this_target_keeps_its_vector_without_a_profile(pair)
     (draft / "READY.json").write_text(json.dumps(ready))
     session = DecodeSession.open(_job("sequoia8x3"), SETTINGS, target, draft)
     assert session.tree.num_nodes == 8
+
+
+@pytest.mark.parametrize("native, dtype", [(True, "bfloat16"), (False, "float32")])
+def test_dtype_auto_decodes_in_what_the_cpu_has_and_the_record_says_it(pair, monkeypatch, native, dtype):
+    """Config ``dtype: auto`` on a CPU faked with and without native bfloat16: both models load in that
+    dtype, every method of a run decodes its budget in it (the verifier's rows stay float32), and the raw
+    record names the dtype that ran."""
+    import torch
+
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: native)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
+    target, draft = pair
+    (draft / "READY.json").write_text(json.dumps({"kind": "draft", "position_acceptance": [0.5, 0.2]}))
+    session = DecodeSession.open(_job("d2b2"), {**SETTINGS, "dtype": "auto"}, target, draft)
+    assert str(session.target_model.dtype) == f"torch.{dtype}" == str(session.draft.model.dtype)
+    prompt = {"prompt_id": "p0", "input_ids": [5, 17, 3, 9, 21, 4], "max_new_tokens": 6}
+    session.prepare([prompt])
+    for method in ("specinfer", "ers", "optimal", "resispec"):
+        record, _ = session.timing_prompt(method, prompt, seed=1)
+        assert record["dtype"] == dtype and len(record["new_tokens"]) == 6, method
