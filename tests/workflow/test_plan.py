@@ -97,4 +97,5 @@ def test_dtype_auto_is_planned_in_what_each_gpu_runs(paper):
         gb[name] = next(job.gpu_gb for job in jobs if job.rule == "decode")
     weights_7b = LLAMA_2_7B_PARAMS * 2 / 1e9
     assert weights_7b < gb["a100-40gb"] < 2 * weights_7b < gb["v100-32gb"]
-    assert plan.gpu_dtype("float16", plan.GPUS["v100-32gb"]) == "float16"
+    float16 = plan.plan({**config, "dtype": "float16"}, plan.GPUS["v100-32gb"], {cnn: runs[cnn]}, {})
+    assert next(job.gpu_gb for job in float16 if job.rule == "decode") == gb["a100-40gb"]  # named: kept

@@ -23,6 +23,7 @@ import torch
 from resispec.decoding import autoregressive
 from resispec.decoding.audit_sampling import AuditPlan, sample_nodes
 from resispec.decoding.records import GenerateOutput
+from resispec.decoding.tree_attention import model_dtype
 
 log = logging.getLogger(__name__)
 PASS = "timing"  # the records' ``pass``: the one decoding pass (the audit's nodes ride in it)
@@ -67,8 +68,8 @@ def machine(device: str, model: torch.nn.Module) -> dict:
 
 
 def dtype_name(model: torch.nn.Module) -> str:
-    """The dtype a model's weights are in, by name ("bfloat16")."""
-    return str(next(model.parameters()).dtype).removeprefix("torch.")
+    """The dtype a model's weights are in, by name ("bfloat16"; `tree_attention.model_dtype`)."""
+    return str(model_dtype(model)).removeprefix("torch.")
 
 
 def _precision(device: str, dtype: str, model: torch.nn.Module) -> str:

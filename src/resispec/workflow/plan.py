@@ -21,6 +21,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from resispec.models.precision import dtype_for
+
 BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 CUDA_CONTEXT_GB = 0.8  # CUDA context + allocator slack of a torch process
 HOST_OVERHEAD_GB = 3.0  # Python, torch, transformers and the corpus in host memory
@@ -47,13 +49,6 @@ GPUS = {  # vendors' data sheets
     "l40s-48gb": Gpu("l40s-48gb", 48, 864, 362),
     "v100-32gb": Gpu("v100-32gb", 32, 900, 125, bfloat16=False),
 }
-
-
-def gpu_dtype(dtype: str, gpu: Gpu) -> str:
-    """The dtype a config's ``dtype`` runs in on ``gpu`` (``auto`` as `resispec.models.precision` has it)."""
-    if dtype == "auto":
-        return "bfloat16" if gpu.bfloat16 else "float32"
-    return dtype
 
 
 @dataclass(frozen=True)
@@ -145,7 +140,7 @@ def _seconds(flops: float, weight_bytes: float, gpu: Gpu) -> float:
 def decode_plan(run: dict, sizes: dict[str, ModelSize], settings: dict, gpu: Gpu) -> JobPlan:
     """The needs of one decoding run (`resispec.workflow.sheets.group_runs`), or of one autoregressive
     baseline (`group_baselines`: the target alone, one token per forward, rule ``baseline``)."""
-    nbytes = BYTES[gpu_dtype(settings["dtype"], gpu)]
+    nbytes = BYTES[dtype_for(settings["dtype"], native_bfloat16=gpu.bfloat16)]
     data = settings["data"]
     models = [sizes[run["target"]]] + ([sizes[run["draft"]]] if "draft" in run else [])
     nodes, levels = tree_shape(run["tree"]) if "tree" in run else (1, 0)
