@@ -3,6 +3,7 @@ the result trees of two runs up to timing fields."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -33,6 +34,22 @@ TIMING = re.compile(
 )
 
 
+@contextlib.contextmanager
+def sigint_as_in_a_terminal():
+    """Children spawned inside take Ctrl-C (SIGINT) as a terminal's foreground job does, even where this
+    test process was started with SIGINT ignored: a shell without job control starts its background
+    commands that way (`bash script &`), an ignored signal stays ignored across exec, and Snakemake, a
+    Python program, then never sees the KeyboardInterrupt it stops on. Caught here, it is default there."""
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def copy_workflow(source: Path, dest: Path) -> Path:
     """Copy a workflow directory without outputs, caches and virtual environments."""
 
@@ -51,9 +68,14 @@ def run_snakemake(args: list[str], cwd: Path, env: dict, timeout: float, log_nam
     ignores SIGTERM while waiting for SLURM jobs, SIGINT makes it cancel them), then SIGKILL."""
     log_path = cwd / log_name
     with open(log_path, "w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "snakemake", *args], cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT
-        )
+        with sigint_as_in_a_terminal():  # the timeout below stops it with SIGINT
+            process = subprocess.Popen(
+                [sys.executable, "-m", "snakemake", *args],
+                cwd=cwd,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         try:
             rc = process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from slurm_helpers import REPO, copy_workflow
+from slurm_helpers import REPO, copy_workflow, sigint_as_in_a_terminal
 from workflow_helpers import clean_env
 
 pytestmark = pytest.mark.slow
@@ -31,7 +31,8 @@ def test_ctrl_c_then_the_same_command_resumes(tmp_path):
     (workdir / "longer.yaml").write_text(json.dumps(OVERLAY))
     target = f".test/results/raw/{RUN}.jsonl"
     partial = workdir / f"{target}.partial"
-    with open(tmp_path / "first.log", "w") as log:  # its own process group, as a terminal's foreground job
+    # its own process group, as a terminal's foreground job, and SIGINT not ignored, as there
+    with open(tmp_path / "first.log", "w") as log, sigint_as_in_a_terminal():
         first = subprocess.Popen(
             command(target),
             cwd=workdir,
