@@ -32,6 +32,16 @@ def test_the_chosen_decode_job_failed_once_and_was_retried(run_dir, local_test_r
     assert local_test_run.log.count("deliberate first-attempt failure") >= 1
 
 
+def test_timed_jobs_start_before_any_one_core_job_that_could_sit_beside_them(local_test_run):
+    """TIMED_PRIORITY (workflow/rules/common.smk): every timed job (a timing pass, a baseline, the pair
+    profile; each holds both cores) starts before the first exactness job, although exactness jobs are
+    ready from the first timing pass on: no one-core job leaves a core idle between two timing passes."""
+    started = re.findall(r"^(?:local)?rule (\w+):$", local_test_run.log, re.MULTILINE)
+    timed = [i for i, rule in enumerate(started) if rule in {"decode", "baseline", "profile_pair"}]
+    assert "exactness" in started and timed, started
+    assert max(timed) < started.index("exactness"), started
+
+
 def read_table(root, table):
     with open(root / ".test" / "results" / "tables" / f"{table}.csv", newline="") as handle:
         return list(csv.DictReader(handle))

@@ -105,6 +105,12 @@ def monte_carlo_nodes(wildcards):
     return sum(i * len(runs) // total == where for i in range(total))
 
 
+def exactness_priority(wildcards):
+    """The longest exactness jobs first, so that the two cores finish together after the timed jobs:
+    runs with Monte Carlo nodes (100,000 sampler calls each), then runs with full-vocabulary nodes."""
+    return 2 if monte_carlo_nodes(wildcards) else 1 if full_vocab_nodes(wildcards) else 0
+
+
 def variant_nodes(wildcards):
     """Audited resispec nodes of this run computed under every variant (audit.variant_tables' runs)."""
     runs = {
@@ -113,6 +119,13 @@ def variant_nodes(wildcards):
         for job in TABLE_JOBS.get(table, [])
     }
     return config["audit"]["variant_nodes"] if wildcards.run in runs else 0
+
+
+# Timed jobs (they hold every local core) go before the one-core jobs that are ready beside them: two
+# exactness jobs started in a gap between timing passes kept one core idle until the longer one ended
+# (docs/reproduction-notes.md, "Timed jobs first"); the one-core jobs then run two at a time at the end,
+# the longest first (exactness_priority).
+TIMED_PRIORITY = 10
 
 
 def timed_threads():

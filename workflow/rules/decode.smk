@@ -18,6 +18,7 @@ rule decode:
         PATHS.log("decode", "{run}"),
     benchmark:
         PATHS.benchmark("decode", "{run}")
+    priority: TIMED_PRIORITY
     conda:
         "../../environment.yml"
     threads: timed_threads()
@@ -42,6 +43,7 @@ rule baseline:
         PATHS.log("baseline", "{baseline}"),
     benchmark:
         PATHS.benchmark("baseline", "{baseline}")
+    priority: TIMED_PRIORITY
     conda:
         "../../environment.yml"
     threads: timed_threads()

@@ -16,6 +16,7 @@ rule exactness:
         PATHS.log("exactness", "{run}"),
     benchmark:
         PATHS.benchmark("exactness", "{run}")
+    priority: exactness_priority
     conda:
         "../../environment.yml"
     threads: 1

@@ -13,6 +13,7 @@ rule profile_pair:
         PATHS.log("profile_pair", "{target}/{draft}"),
     benchmark:
         PATHS.benchmark("profile_pair", "{target}/{draft}")
+    priority: TIMED_PRIORITY
     conda:
         "../../environment.yml"
     threads: timed_threads()
