@@ -107,8 +107,11 @@ def monte_carlo_nodes(wildcards):
 
 def exactness_priority(wildcards):
     """The longest exactness jobs first, so that the two cores finish together after the timed jobs:
-    runs with Monte Carlo nodes (100,000 sampler calls each), then runs with full-vocabulary nodes."""
-    return 2 if monte_carlo_nodes(wildcards) else 1 if full_vocab_nodes(wildcards) else 0
+    runs with Monte Carlo nodes (100,000 sampler calls each), then runs with full-vocabulary nodes.
+    """
+    return (
+        2 if monte_carlo_nodes(wildcards) else 1 if full_vocab_nodes(wildcards) else 0
+    )
 
 
 def variant_nodes(wildcards):
