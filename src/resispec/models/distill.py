@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import torch
 
+from resispec.models.acceptance import tempered
 from resispec.models.teacher_parts import TEACHER_BATCH
 from resispec.models.training import Progress
 
@@ -185,7 +186,8 @@ def teacher_topk(
         top = logits.topk(top_k, dim=-1)
         indices.append(top.indices.to(torch.int32).cpu())
         for temperature in temperatures:
-            log_probs = top.values / temperature - (logits / temperature).logsumexp(-1, keepdim=True)
+            lse = tempered(logits, temperature).logsumexp(-1, keepdim=True)  # [b, S, 1]
+            log_probs = tempered(top.values, temperature) - lse
             probs[temperature].append(log_probs.exp().to(torch.float16).cpu())  # [b, S, k]
         if with_features:
             feats.append(out.hidden_states[-1].to(torch.bfloat16).cpu())  # [b, S, H]
@@ -221,7 +223,7 @@ def distill_loss(
     target_tail = (1.0 - top_probs.float().sum(-1)).clamp_min(0.0)  # [B, S]
     total = (target_top.sum(-1) + target_tail).clamp_min(1e-12)  # renormalise onto the vocabulary
     target_top, target_tail = target_top / total[..., None], target_tail / total
-    log_q = (logits.float() / temperature).log_softmax(-1)  # [B, S, V']
+    log_q = tempered(logits.float(), temperature).log_softmax(-1)  # [B, S, V']
     draft_log = log_q.gather(-1, columns.clamp_min(0))  # [B, S, k]
     draft_top = draft_log.exp() * inside
     draft_tail = (1.0 - draft_top.sum(-1)).clamp_min(MIN_TAIL_PROB)  # [B, S]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from resispec.models.acceptance import measure_acceptances
+from resispec.models.acceptance import HeldoutTarget, acceptances
 from resispec.models.compute import compute_ratio
 from resispec.models.distill import TeacherTargets, load_teacher, tempered_loss
 from resispec.models.draft_init import DraftArch, draft_config, init_from_target, init_random
@@ -144,14 +144,15 @@ def _train_draft(target_dir, out_dir, data: dict, arch, max_ratio, opts, teacher
         "options": opts.report(),
     }
     report["compute_ratio_ctx256"] = compute_ratio(draft.config, target.config, context_len=256)
-    report["acceptance_before"] = acceptance_report(target, draft, heldout)
+    held = HeldoutTarget(target, heldout)  # the frozen target's side, for before and after
+    report["acceptance_before"] = acceptance_report(held, draft)
     teacher_start = time.monotonic()
     shared = load_parts(teacher) if teacher else None
     targets = model_targets(target, chunks, opts, features=False, shared=shared)
     report["teacher_pass"] = "shared" if shared else "own"  # teacher_seconds: reading, or labelling
     teacher_seconds, train_start = time.monotonic() - teacher_start, time.monotonic()
     report.update(loss_summary(_fit(draft, arch, targets, opts, generator)))
-    report["acceptance"] = acceptance_report(target, draft, heldout)
+    report["acceptance"] = acceptance_report(held, draft)
     report["cost"] = training_cost(
         opts,
         int(targets.tokens.numel()),
@@ -177,9 +178,9 @@ def _shape(draft) -> dict:
     }
 
 
-def acceptance_report(target, draft, heldout) -> dict:
-    """{"1.0": acceptance, "0.6": acceptance} of `draft` on the held-out sequences."""
-    values = measure_acceptances(target, draft, heldout, list(REPORT_TEMPERATURES))
+def acceptance_report(held: HeldoutTarget, draft) -> dict:
+    """{"1.0": acceptance, "0.6": acceptance} of `draft` against the target's held-out outputs."""
+    values = acceptances(held, draft, list(REPORT_TEMPERATURES))
     return {str(t): value for t, value in values.items()}
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 from torch.nn import functional as F
 
-from resispec.models.acceptance import overlap, same_length_batches
+from resispec.models.acceptance import HeldoutTarget, overlap
 from resispec.models.distill import TeacherTargets, load_teacher, tempered_loss
 from resispec.models.eagle_head import EagleHead, new_eagle_head, save_eagle_head
 from resispec.models.reduced_vocab import ReducedVocabHead, draft_vocabulary
@@ -38,21 +38,24 @@ log = logging.getLogger(__name__)
 @torch.no_grad()
 def measure_acceptances(target, head: EagleHead, contexts, temperatures, *, batch_size: int = 8) -> dict:
     """{T: mean sum_v min(p_T, q_T)} of the head's first draft over every position t >= 1 of `contexts`."""
-    rows = [torch.as_tensor(c, dtype=torch.long) for c in contexts]
-    if not rows or min(len(r) for r in rows) < 2:
+    if len(contexts) == 0 or min(len(c) for c in contexts) < 2:
         raise ValueError("contexts must be non-empty sequences of at least 2 tokens")
+    held = HeldoutTarget(target, contexts, batch_size=batch_size, features=True)
+    return head_acceptances(held, head, temperatures)
+
+
+@torch.no_grad()
+def head_acceptances(held: HeldoutTarget, head: EagleHead, temperatures) -> dict:
+    """`measure_acceptances` against the target's kept outputs `held` (with features): only the head runs."""
     totals, count = dict.fromkeys(temperatures, 0.0), 0
-    for start in range(0, len(rows), batch_size):
-        for ids in same_length_batches(rows[start : start + batch_size]):
-            ids = ids.to(target.device)
-            out = target(input_ids=ids, output_hidden_states=True)
-            features = out.hidden_states[-1]  # [B, S, H]
-            _, head_logits = head(ids[:, 1:], features[:, :-1])  # [B, S-1, V], predicts x_{t+2}
-            target_logits = out.logits[:, 1:].float().cpu()  # [B, S-1, V]
-            for temperature in temperatures:
-                shared = overlap(target_logits, head_logits.float().cpu(), temperature)
-                totals[temperature] += float(shared.sum())
-            count += ids.shape[0] * (ids.shape[1] - 1)
+    for batch in held.batches:
+        ids = batch.ids.to(batch.features.device)
+        _, head_logits = head(ids[:, 1:], batch.features[:, :-1])  # [B, S-1, V], predicts x_{t+2}
+        target_logits = batch.logits[:, 1:]  # [B, S-1, V]
+        for temperature in temperatures:
+            shared = overlap(target_logits, head_logits.float().cpu(), temperature)
+            totals[temperature] += float(shared.sum())
+        count += ids.shape[0] * (ids.shape[1] - 1)
     return {t: total / count for t, total in totals.items()}
 
 
@@ -115,7 +118,8 @@ def _train(target_dir, out_dir, data: dict, vocab, opts: TrainOptions, teacher) 
         "compute_ratio": head_compute_ratio(head, target.config),
         "options": opts.report(),
     }
-    report["acceptance_before"] = _acceptance(target, head, heldout)
+    held = HeldoutTarget(target, heldout, features=True)  # the frozen target's side, for before and after
+    report["acceptance_before"] = _acceptance(held, head)
     teacher_start = time.monotonic()
     shared = load_parts(teacher) if teacher else None
     targets = model_targets(target, chunks, opts, features=True, shared=shared)
@@ -133,7 +137,7 @@ def _train(target_dir, out_dir, data: dict, vocab, opts: TrainOptions, teacher) 
     )
     head.eval()
     report.update(loss_summary(losses))
-    report["acceptance"] = _acceptance(target, head, heldout)
+    report["acceptance"] = _acceptance(held, head)
     report["cost"] = training_cost(
         opts,
         int(targets.tokens.numel()),
@@ -158,5 +162,5 @@ def head_compute_ratio(head: EagleHead, target_config) -> float:
     return macs / per_token_macs(target_config)
 
 
-def _acceptance(target, head, heldout) -> dict:
-    return {str(t): value for t, value in measure_acceptances(target, head, heldout, [1.0, 0.6]).items()}
+def _acceptance(held: HeldoutTarget, head) -> dict:
+    return {str(t): value for t, value in head_acceptances(held, head, [1.0, 0.6]).items()}

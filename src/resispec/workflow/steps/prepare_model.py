@@ -88,6 +88,9 @@ def _train_eagle(spec: dict, teacher: Path, labels: list | None, dest: Path, set
 
 
 def run(args) -> int:
+    from resispec.models.allocator import huge_page_allocations
+
+    huge_page_allocations()  # before torch is imported
     from resispec.models.preparation import materialize_model
     from resispec.models.readiness import require_weights
 

@@ -26,6 +26,9 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    from resispec.models.allocator import huge_page_allocations
+
+    huge_page_allocations()  # before torch is imported
     from resispec.models.distill import load_teacher
     from resispec.models.preparation import training_texts
     from resispec.models.teacher import label_options, label_part, save_part
