@@ -25,8 +25,7 @@ def huge_page_allocations() -> bool:
     whether this process's allocator will use them. Too late once torch is imported: then it says so in
     the log and changes nothing."""
     if "torch" in sys.modules:
-        enabled = os.environ.get(HUGE_PAGES_VARIABLE, "0") not in ("", "0")
-        log.info("torch is already imported: its allocator keeps %s=%d", HUGE_PAGES_VARIABLE, enabled)
-        return enabled
-    os.environ.setdefault(HUGE_PAGES_VARIABLE, "1")
-    return os.environ[HUGE_PAGES_VARIABLE] not in ("", "0")
+        log.info("torch is already imported: its allocator keeps %s as it was", HUGE_PAGES_VARIABLE)
+    else:
+        os.environ.setdefault(HUGE_PAGES_VARIABLE, "1")
+    return os.environ.get(HUGE_PAGES_VARIABLE, "0") not in ("", "0")
