@@ -5,7 +5,7 @@ import re
 from workflow_helpers import REPO, snakemake
 
 from resispec.workflow.config import load_config
-from resispec.workflow.teachers import model_pass, teacher_passes
+from resispec.workflow.teachers import model_pass, teacher_passes, training_priorities
 
 
 def test_the_default_models_share_one_pass_and_read_the_parts_of_their_budgets():
@@ -40,3 +40,14 @@ def test_the_dag_labels_each_chunk_once_before_the_models_train():
     blocks = re.split(r"\n(?=(?:local)?rule \w+:)", plan)
     small = next(b for b in blocks if b.startswith("rule prepare_model:") and "model=draft-small" in b)
     assert "teachers/smollm2-135m_s128_T1_amp-auto/part0.pt" in small and "part1.pt" not in small
+
+
+def test_the_trainings_with_the_most_steps_come_first():
+    """Default config: the EAGLE head (1200 steps) before draft-default (200) before draft-small (150); the
+    target, a source, has none; equal steps share a priority and none exceeds the highest allowed."""
+    config = load_config(str(REPO / "config" / "config.yaml"))
+    models = config["models"]
+    assert training_priorities(models, 4) == {"eagle-default": 3, "draft-default": 2, "draft-small": 1}
+    assert training_priorities(models, 2) == {"eagle-default": 2, "draft-default": 2, "draft-small": 1}
+    models = {**models, "draft-twin": {"train": {**models["draft-default"]["train"]}}}
+    assert training_priorities(models, 4)["draft-twin"] == training_priorities(models, 4)["draft-default"]

@@ -42,6 +42,26 @@ def test_timed_jobs_start_before_any_one_core_job_that_could_sit_beside_them(loc
     assert max(timed) < started.index("exactness"), started
 
 
+def test_the_models_critical_path_starts_first(local_test_run):
+    """TEACHER_PRIORITY and model_priority (workflow/rules/common.smk): once the target is ready, both of
+    the teacher's parts start before any prompt job (ready at the same moment, with larger inputs), and the
+    trainings start in order of their optimizer steps, the most first (tiny-draft-small's 5 after the 20
+    of tiny-draft and tiny-eagle)."""
+    blocks = re.split(r"\n(?=(?:local)?rule \w+:)", local_test_run.log)
+    started = [
+        (m.group(1), w.group(1) if (w := re.search(r"^\s+wildcards: (.*)$", block, re.MULTILINE)) else "")
+        for block in blocks
+        if (m := re.match(r"(?:local)?rule (\w+):", block))
+    ]
+    rules = [rule for rule, _ in started]
+    teachers = [i for i, rule in enumerate(rules) if rule == "teacher"]
+    assert len(teachers) == 2 and "prepare_data" in rules, started
+    assert max(teachers) < rules.index("prepare_data"), started
+    trainings = [w.removeprefix("model=") for rule, w in started if rule == "prepare_model"]
+    assert trainings[-1] == "tiny-draft-small", started
+    assert set(trainings[1:3]) == {"tiny-draft", "tiny-eagle"}, started
+
+
 def read_table(root, table):
     with open(root / ".test" / "results" / "tables" / f"{table}.csv", newline="") as handle:
         return list(csv.DictReader(handle))

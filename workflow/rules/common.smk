@@ -11,7 +11,7 @@ from resispec.decoding.tree_specs import profile_methods
 from resispec.report.captions import read_captions
 from resispec.workflow.config import rule_settings, validate_config
 from resispec.workflow.sheets import expand_jobs, group_baselines, group_runs
-from resispec.workflow.teachers import model_pass, teacher_passes
+from resispec.workflow.teachers import model_pass, teacher_passes, training_priorities
 from resispec.workflow.steps.info import record_key
 from resispec.workflow.paths import WorkflowPaths
 
@@ -129,6 +129,17 @@ def variant_nodes(wildcards):
 # (docs/reproduction-notes.md, "Timed jobs first"); the one-core jobs then run two at a time at the end,
 # the longest first (exactness_priority).
 TIMED_PRIORITY = 10
+# The models' critical path goes before the other one-core jobs that are ready beside it. Every training
+# waits for both of the teacher's parts, and without a priority the scheduler prefers jobs with larger
+# inputs, such as the prompt jobs with their corpus files, which then delayed a part by up to 13 s. Then
+# the trainings go, the most optimizer steps first: on the embedded default that is the EAGLE head, the
+# longest job of the models. See docs/reproduction-notes.md, "The models' critical path first".
+TEACHER_PRIORITY = 5
+TRAINING_PRIORITIES = training_priorities(config["models"], TEACHER_PRIORITY - 1)
+
+
+def model_priority(wildcards):
+    return TRAINING_PRIORITIES.get(wildcards.model, 0)
 
 
 def timed_threads():

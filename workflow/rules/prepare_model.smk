@@ -13,6 +13,7 @@ rule teacher:
         PATHS.log("teacher", "{teacher}/part{part}"),
     benchmark:
         PATHS.benchmark("teacher", "{teacher}/part{part}")
+    priority: TEACHER_PRIORITY
     conda:
         "../../environment.yml"
     threads: config["threads"]
@@ -36,6 +37,7 @@ rule prepare_model:
         PATHS.log("prepare_model", "{model}"),
     benchmark:
         PATHS.benchmark("prepare_model", "{model}")
+    priority: model_priority
     conda:
         "../../environment.yml"
     threads: config["threads"]

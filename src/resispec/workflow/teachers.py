@@ -97,3 +97,12 @@ def teacher_passes(models: dict, jobs: int) -> dict[str, TeacherPass]:
 def model_pass(passes: dict[str, TeacherPass], model: str) -> TeacherPass | None:
     """The shared pass a trained model reads (None: a source model)."""
     return next((p for p in passes.values() if model in p.models), None)
+
+
+def training_priorities(models: dict, highest: int) -> dict[str, int]:
+    """{model: Snakemake priority} of a validated config's trained models: the most optimizer steps first
+    (1 for the fewest, one more for each larger count of steps, at most ``highest``), so that the longest
+    training starts as soon as the teacher's parts are done and the shorter ones share the other cores."""
+    steps = {model: found[1]["steps"] for model, spec in models.items() if (found := training_block(spec))}
+    counts = sorted(set(steps.values()))
+    return {model: min(highest, 1 + counts.index(count)) for model, count in steps.items()}
