@@ -9,6 +9,7 @@ LOG = """Provided cores: 2
 [Fri Dec  4 10:00:00 2026]
 localrule prepare_model:
     jobid: 1
+    wildcards: model=draft-small
 [Fri Dec  4 10:00:00 2026]
 localrule exactness:
     jobid: 2
@@ -35,6 +36,7 @@ def test_the_log_gives_wall_threads_and_idle_cores(tmp_path):
     timeline = jobs.parse_log(tmp_path / "run.log")
     assert timeline.cores == 2
     assert [job.rule for job in timeline.jobs] == ["prepare_model", "exactness", "decode"]
+    assert [job.wildcards for job in timeline.jobs] == ["model=draft-small", "", ""]
     assert [job.seconds for job in timeline.jobs] == [120, 60, 90] and timeline.jobs[2].threads == 2
     assert timeline.wall == 210
     assert timeline.idle_core_seconds == 2 * 210 - (120 + 60 + 2 * 90)  # one core idle for a minute

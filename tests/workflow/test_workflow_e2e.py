@@ -11,6 +11,7 @@ import pytest
 import torch
 from workflow_helpers import FAIL_ONCE_RUN, REPO, TABLES, TEST_CONFIG, outputs_manifest, snakemake
 
+from resispec.bench.jobs import parse_log
 from resispec.workflow.config import load_configs
 from resispec.workflow.sheets import expand_jobs, group_baselines, group_runs
 
@@ -47,19 +48,14 @@ def test_the_models_critical_path_starts_first(local_test_run):
     the teacher's parts start before any prompt job (ready at the same moment, with larger inputs), and the
     trainings start in order of their optimizer steps, the most first (tiny-draft-small's 5 after the 20
     of tiny-draft and tiny-eagle)."""
-    blocks = re.split(r"\n(?=(?:local)?rule \w+:)", local_test_run.log)
-    started = [
-        (m.group(1), w.group(1) if (w := re.search(r"^\s+wildcards: (.*)$", block, re.MULTILINE)) else "")
-        for block in blocks
-        if (m := re.match(r"(?:local)?rule (\w+):", block))
-    ]
-    rules = [rule for rule, _ in started]
+    started = parse_log(local_test_run.directory / "snakemake.log").jobs
+    rules = [job.rule for job in started]
     teachers = [i for i, rule in enumerate(rules) if rule == "teacher"]
-    assert len(teachers) == 2 and "prepare_data" in rules, started
-    assert max(teachers) < rules.index("prepare_data"), started
-    trainings = [w.removeprefix("model=") for rule, w in started if rule == "prepare_model"]
-    assert trainings[-1] == "tiny-draft-small", started
-    assert set(trainings[1:3]) == {"tiny-draft", "tiny-eagle"}, started
+    assert len(teachers) == 2 and "prepare_data" in rules, rules
+    assert max(teachers) < rules.index("prepare_data"), rules
+    trainings = [job.wildcards.removeprefix("model=") for job in started if job.rule == "prepare_model"]
+    assert trainings[-1] == "tiny-draft-small", trainings
+    assert set(trainings[1:3]) == {"tiny-draft", "tiny-eagle"}, trainings
 
 
 def read_table(root, table):

@@ -131,9 +131,9 @@ def variant_nodes(wildcards):
 TIMED_PRIORITY = 10
 # The models' critical path goes before the other one-core jobs that are ready beside it. Every training
 # waits for both of the teacher's parts, and without a priority the scheduler prefers jobs with larger
-# inputs, such as the prompt jobs with their corpus files, which then delayed a part by up to 13 s. Then
-# the trainings go, the most optimizer steps first: on the embedded default that is the EAGLE head, the
-# longest job of the models. See docs/reproduction-notes.md, "The models' critical path first".
+# inputs, such as the prompt jobs with their corpus files, which then delayed a part. Then the trainings
+# go, the most optimizer steps first: on the embedded default that is the EAGLE head, the longest job of
+# the models. See docs/reproduction-notes.md, "The models' critical path first".
 TEACHER_PRIORITY = 5
 TRAINING_PRIORITIES = training_priorities(config["models"], TEACHER_PRIORITY - 1)
 

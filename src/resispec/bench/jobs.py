@@ -32,6 +32,7 @@ STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
 RULE = re.compile(r"^(?:local)?rule (\w+):$")
 JOBID = re.compile(r"^\s+jobid: (\d+)$")
 THREADS = re.compile(r"^\s+threads: (\d+)$")
+WILDCARDS = re.compile(r"^\s+wildcards: (.*)$")
 FINISHED = re.compile(r"^Finished jobid: (\d+)")
 CORES = re.compile(r"^Provided cores: (\d+)$")
 
@@ -42,6 +43,7 @@ class Job:
     start: datetime
     threads: int = 1
     end: datetime | None = None
+    wildcards: str = ""  # as the log writes them: "model=draft-small" ("" for a rule without)
 
     @property
     def seconds(self) -> float:
@@ -72,7 +74,8 @@ class Timeline:
 
 
 def parse_log(path: Path) -> Timeline:
-    """The jobs of a Snakemake log: rule, start, threads (1 unless the log says), end."""
+    """The jobs of a Snakemake log in the order they started: rule, start, threads (1 unless the log says),
+    end, wildcards."""
     jobs: dict[str, Job] = {}
     stamp, pending, cores = None, None, 1
     for line in path.read_text().splitlines():
@@ -86,6 +89,8 @@ def parse_log(path: Path) -> Timeline:
             jobs[match.group(1)] = pending
         elif (match := THREADS.match(line)) and pending is not None:
             pending.threads = int(match.group(1))
+        elif (match := WILDCARDS.match(line)) and pending is not None:
+            pending.wildcards = match.group(1)
         elif (match := FINISHED.match(line)) and match.group(1) in jobs and stamp is not None:
             jobs[match.group(1)].end = stamp
             pending = None
